@@ -1,0 +1,40 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build lib/test_gup_fast.ko out of tree against a kernel build directory
+# (an installed /lib/modules/<release>/build, unpacked Debian headers, or a
+# configured kernel build tree), without touching that kernel.
+#
+#   oot/build-module.sh KDIR OUTDIR [extra kbuild arguments, e.g. W=1 C=1]
+#
+# OUTDIR receives symlinks to the sources and the build products; the
+# module is OUTDIR/test_gup_fast.ko.
+set -euo pipefail
+
+usage() {
+	echo "usage: $0 KDIR OUTDIR [kbuild arguments...]" >&2
+	exit 2
+}
+
+[ $# -ge 2 ] || usage
+kdir=$1
+outdir=$2
+shift 2
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+if [ ! -f "$kdir/Makefile" ]; then
+	echo "error: $kdir has no Makefile: not a kernel build directory." >&2
+	echo "       Point KDIR at /lib/modules/<release>/build, unpacked" >&2
+	echo "       linux-headers, or a configured kernel build tree." >&2
+	exit 1
+fi
+
+mkdir -p "$outdir"
+outdir=$(cd "$outdir" && pwd)
+for f in oot/Kbuild oot/test_gup_fast_compat.h lib/test_gup_fast.c \
+	 lib/test_gup_fast_uapi.h; do
+	ln -sfn "$repo/$f" "$outdir/$(basename "$f")"
+done
+
+jobs=$(nproc 2>/dev/null || echo 1)
+exec make -C "$kdir" M="$outdir" -j"$jobs" "$@" modules
