@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-2.0
+# gup_null_mapping: a selftest, a test driver and a fix for GUP-fast on
+# NULL-mapping order-0 folios, with a runner that boots real kernels.
+#
+#   make run        boot Debian's newest 6.12 kernel in QEMU and run the test
+#                   (KERNEL=debian:6.1, source:debian-6.12:nofix, ... ; see
+#                   runner/gupnm-run run --help)
+#   make compare    the benchmark on two kernels, side by side, with a plot
+#   make check      everything that proves the test right (README)
+#   make check-debug  the debug-kernel run (KASAN, lockdep, kmemleak, ...)
+#   make patches    regenerate patches/ from the repository
+#   make unit       the runner's unit tests only
+
+PYTHON ?= python3
+GUPNM := $(PYTHON) runner/gupnm-run
+KERNEL ?= debian:6.12
+RUN_ARGS ?=
+A ?= source:debian-6.12:nofix
+B ?= source:debian-6.12:all
+
+.PHONY: run compare check check-debug patches unit help
+
+help:
+	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
+
+run:
+	$(GUPNM) run --kernel $(KERNEL) $(RUN_ARGS)
+
+compare:
+	$(GUPNM) compare --a $(A) --b $(B) $(RUN_ARGS)
+
+check:
+	$(PYTHON) runner/gupnm-check $(CHECK_ARGS)
+
+check-debug:
+	$(PYTHON) runner/gupnm-check --debug $(CHECK_ARGS)
+
+patches:
+	patchgen/gen-series.sh
+
+unit:
+	$(PYTHON) runner/tests/run_unit_tests.py

@@ -1,0 +1,202 @@
+"""`make check`: everything that proves the test right, as counted checks.
+
+Host checks: the runner's unit tests, the module against Debian's 6.1 and
+6.12 headers with W=1 (and sparse when installed), the selftest with
+-Werror, shellcheck, checkpatch --strict on every patch, the series applying
+with git am and patch -p1 to linux-source-6.12 and matching what
+patchgen/gen-series.sh makes. VM checks: the expected verdict on real
+kernels (see matrix.py). Prints one `ok`/`not ok` line per check and ends
+with `N passed, N failed`.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import debian, matrix, source
+from .host import REPO, RunnerError, cache_dir, ensure_tools, progress
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.passed = self.failed = 0
+        self.failures: list[str] = []
+
+    def record(self, name: str, ok: bool, detail: str = "") -> bool:
+        if ok:
+            self.passed += 1
+            print(f"ok - {name}", flush=True)
+        else:
+            self.failed += 1
+            self.failures.append(name)
+            print(f"not ok - {name}", flush=True)
+            for line in detail.strip().splitlines()[-40:]:
+                print(f"#   {line}", flush=True)
+        return ok
+
+    def guard(self, name: str, fn) -> None:
+        """Run @fn() -> (ok, detail); an exception is a failed check."""
+        try:
+            ok, detail = fn()
+        except RunnerError as err:
+            ok, detail = False, str(err)
+        self.record(name, ok, detail)
+
+
+def _sh(cmd, cwd=None, env=None) -> tuple[int, str]:
+    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True,
+                          text=True, env=dict(os.environ, **(env or {})))
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def check_unit(t: Tally) -> None:
+    rc, out = _sh([sys.executable, REPO / "runner/tests/run_unit_tests.py"])
+    m = re.search(r"^(\d+) passed, (\d+) failed", out, re.M)
+    passed = int(m.group(1)) if m else 0
+    failed = int(m.group(2)) if m else 1
+    t.record(f"unit: runner unit tests ({passed} passed, {failed} failed)",
+             rc == 0 and failed == 0 and passed > 0, out)
+
+
+def check_module_builds(t: Tally) -> None:
+    sparse = shutil.which("sparse") is not None
+    for series in ("6.12", "6.1"):
+        def build(series=series, sparse=sparse):
+            k = debian.fetch(series)
+            out = Path(tempfile.mkdtemp(prefix=f"gupnm-mod-{series}-"))
+            extra = ["C=1"] if sparse else []
+            rc, log = _sh([REPO / "oot/build-module.sh", k.kdir, out, "W=1", *extra])
+            shutil.rmtree(out, ignore_errors=True)
+            warnings = [l for l in log.splitlines()
+                        if re.search(r"warning:|error:", l)]
+            return rc == 0 and not warnings, "\n".join(warnings) or log
+        what = "W=1" + (" C=1 (sparse)" if sparse else "")
+        t.guard(f"host: module builds against Debian {series} headers, {what}, "
+                "no warnings", build)
+
+
+def check_selftest_build(t: Tally, base: Path) -> None:
+    def build():
+        with tempfile.TemporaryDirectory() as tmp:
+            return _sh(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror",
+                        "-I", REPO, "-I", base / "tools/testing/selftests/mm",
+                        "-o", Path(tmp) / "t",
+                        REPO / "tools/testing/selftests/mm/gup_null_mapping.c",
+                        "-lpthread", "-lm"])[0] == 0, ""
+    t.guard("host: gup_null_mapping compiles with -Wall -Wextra -Werror", build)
+
+
+def shell_scripts() -> list[Path]:
+    files = sorted(REPO.glob("**/*.sh")) + [REPO / ".ci/run",
+                                             REPO / "runner/guest/init"]
+    return [f for f in files if f.exists() and "/results/" not in str(f)]
+
+
+def check_shellcheck(t: Tally) -> None:
+    for f in shell_scripts():
+        shell = "sh" if f.name == "init" else "bash"
+        rc, out = _sh(["shellcheck", "-s", shell, f])
+        t.record(f"host: shellcheck {f.relative_to(REPO)}", rc == 0, out)
+
+
+def patch_files() -> list[Path]:
+    names = (REPO / "patches/series").read_text().split()
+    return [REPO / "patches" / n for n in names]
+
+
+def check_series(t: Tally, base: Path) -> None:
+    def current():
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, out = _sh([REPO / "patchgen/gen-series.sh", "-o", tmp, "-b", base])
+            if rc:
+                return False, out
+            rc, diff = _sh(["diff", "-ru", REPO / "patches", tmp])
+            return rc == 0, ("patches/ is stale: run make patches\n" + diff)
+    t.guard("series: patches/ is what patchgen/gen-series.sh makes", current)
+
+    def git_am():
+        wt = Path(tempfile.mkdtemp(prefix="gupnm-am-"))
+        try:
+            _sh(["git", "-C", base, "worktree", "add", "-q", "--detach", wt, "HEAD"])
+            rc, out = _sh(["git", "-C", wt, "-c", "user.name=check",
+                           "-c", "user.email=check@localhost", "am", "-q",
+                           *patch_files()])
+            n = _sh(["git", "-C", wt, "rev-list", "--count", "HEAD@{1}..HEAD"])[1] \
+                if rc == 0 else "0"
+            return rc == 0, out + f"\n{n.strip()} commits applied"
+        finally:
+            _sh(["git", "-C", base, "worktree", "remove", "--force", wt])
+    t.guard("series: git am onto linux-source-6.12", git_am)
+
+    def patch_p1():
+        wt = Path(tempfile.mkdtemp(prefix="gupnm-p1-"))
+        try:
+            _sh(["git", "-C", base, "worktree", "add", "-q", "--detach", wt, "HEAD"])
+            for p in patch_files():
+                rc, out = _sh(["patch", "-p1", "--batch", "--forward", "-s",
+                               "-i", p], cwd=wt)
+                if rc:
+                    return False, f"{p.name}:\n{out}"
+            return True, ""
+        finally:
+            _sh(["git", "-C", base, "worktree", "remove", "--force", wt])
+    t.guard("series: patch -p1 onto linux-source-6.12", patch_p1)
+
+    checkpatch = base / "scripts/checkpatch.pl"
+    for p in patch_files():
+        def run_checkpatch(p=p):
+            # GIT_DIR elsewhere: the Debian base has no history, so commit ids
+            # in Fixes: cannot be looked up there.
+            rc, out = _sh(["perl", checkpatch, "--strict", p], cwd=base,
+                          env={"GIT_DIR": "/nonexistent"})
+            clean = re.search(r"has no obvious style problems", out) is not None
+            return rc == 0 and clean, out
+        t.guard(f"series: checkpatch --strict {p.name}", run_checkpatch)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="gupnm-check", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--host-only", action="store_true",
+                    help="skip the VM matrix")
+    ap.add_argument("--vm-only", action="store_true", help="only the VM matrix")
+    ap.add_argument("--debug", action="store_true",
+                    help="the debug-kernel matrix instead (make check-debug)")
+    args = ap.parse_args(argv)
+    t0 = time.monotonic()
+    t = Tally()
+    try:
+        ensure_tools(source_build=True, extra={"shellcheck": "shellcheck",
+                                               "sparse": "sparse",
+                                               "patch": "patch"})
+        base = source.resolve_base("debian-6.12")
+    except RunnerError as err:
+        t.record("setup: tools and linux-source-6.12", False, str(err))
+        print(f"{t.passed} passed, {t.failed} failed")
+        return 1
+    if args.debug:
+        matrix.run_debug(t)
+    else:
+        if not args.vm_only:
+            progress("host checks")
+            check_unit(t)
+            check_shellcheck(t)
+            check_selftest_build(t, base)
+            check_module_builds(t)
+            check_series(t, base)
+        if not args.host_only:
+            progress("VM matrix")
+            matrix.run_matrix(t)
+    minutes = (time.monotonic() - t0) / 60
+    print(f"# make check{' (debug)' if args.debug else ''} took {minutes:.1f} min")
+    if t.failures:
+        print("# failed: " + "; ".join(t.failures))
+    print(f"{t.passed} passed, {t.failed} failed")
+    return 1 if t.failed else 0

@@ -1,0 +1,129 @@
+"""Host side plumbing: progress lines, commands, cache paths, tool installs.
+
+Everything the runner downloads or builds lives under the cache directory
+(GUPNM_CACHE, default ~/.cache/gupnm), never in the repository and never in
+the host's own /boot or /lib/modules.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class RunnerError(Exception):
+    """An error the user can act on; the message says what to do."""
+
+
+class UsageError(RunnerError):
+    """Bad input from the user: a spec, option or file that makes no sense."""
+
+
+def cache_dir() -> Path:
+    path = Path(os.environ.get("GUPNM_CACHE", Path.home() / ".cache" / "gupnm"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+_T0 = time.monotonic()
+
+
+def progress(msg: str) -> None:
+    """A progress line on stderr, with the seconds since the runner started."""
+    print(f"[{time.monotonic() - _T0:6.1f}s] {msg}", file=sys.stderr, flush=True)
+
+
+def run(cmd: Sequence[str], *, log: Path | None = None, cwd: Path | None = None,
+        env: dict | None = None, what: str | None = None, tail: int = 30) -> str:
+    """Run a command; on failure raise RunnerError with the log's tail.
+
+    Output goes to @log when given (appended), else is captured; returns the
+    captured stdout (empty when logging to a file).
+    """
+    full_env = dict(os.environ, **(env or {}))
+    if log:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a") as fh:
+            fh.write(f"$ {' '.join(map(str, cmd))}\n")
+            fh.flush()
+            proc = subprocess.run(list(map(str, cmd)), cwd=cwd, env=full_env,
+                                  stdout=fh, stderr=subprocess.STDOUT)
+        if proc.returncode:
+            lines = log.read_text(errors="replace").splitlines()[-tail:]
+            raise RunnerError(f"{what or cmd[0]} failed (exit {proc.returncode}); "
+                              f"last lines of {log}:\n" + "\n".join(lines))
+        return ""
+    proc = subprocess.run(list(map(str, cmd)), cwd=cwd, env=full_env,
+                          capture_output=True, text=True)
+    if proc.returncode:
+        out = (proc.stdout + proc.stderr).strip().splitlines()[-tail:]
+        raise RunnerError(f"{what or cmd[0]} failed (exit {proc.returncode}):\n"
+                          + "\n".join(out))
+    return proc.stdout
+
+
+# Debian package that provides each tool the runner calls.
+TOOLS = {
+    "qemu-system-x86_64": "qemu-system-x86",
+    "cpio": "cpio",
+    "gcc": "gcc",
+    "make": "make",
+    "dpkg-deb": "dpkg",
+    "apt-get": "apt",
+    "git": "git",
+    "depmod": "kmod",
+}
+# Extra tools for building a kernel from source.
+SOURCE_TOOLS = {
+    "bc": "bc", "flex": "flex", "bison": "bison", "ccache": "ccache",
+    "pahole": "dwarves", "perl": "perl",
+}
+SOURCE_PACKAGES = ["libelf-dev", "libssl-dev"]
+_apt_updated = False
+
+
+def _missing_packages(tools: dict, packages: Sequence[str]) -> list[str]:
+    missing = sorted({pkg for tool, pkg in tools.items() if not shutil.which(tool)})
+    # A dynamically linked busybox would not run in the initramfs.
+    for pkg in ["busybox-static", *packages]:
+        if pkg in missing:
+            continue
+        st = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg],
+                            capture_output=True, text=True)
+        if "install ok installed" not in st.stdout:
+            missing.append(pkg)
+    return missing
+
+
+def ensure_tools(*, source_build: bool = False, extra: dict | None = None) -> None:
+    """Install the Debian packages of missing tools (as root), else explain."""
+    global _apt_updated
+    tools = dict(TOOLS)
+    packages: list[str] = []
+    if source_build:
+        tools.update(SOURCE_TOOLS)
+        packages += SOURCE_PACKAGES
+    tools.update(extra or {})
+    missing = _missing_packages(tools, packages)
+    if not missing:
+        return
+    cmd = ["apt-get", "install", "-y", "--no-install-recommends", *missing]
+    if os.geteuid() != 0:
+        raise RunnerError("missing tools; as root run:\n  apt-get update && "
+                          + " ".join(cmd))
+    progress(f"installing {' '.join(missing)}")
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    try:
+        run(cmd, env=env, what="apt-get install")
+    except RunnerError:
+        if _apt_updated:
+            raise
+        run(["apt-get", "update", "-q"], env=env, what="apt-get update")
+        _apt_updated = True
+        run(cmd, env=env, what="apt-get install")

@@ -1,0 +1,135 @@
+"""Build the test VM's initramfs: busybox, the init script, the module, the test.
+
+The archive is an uncompressed newc cpio, which every kernel unpacks without
+a decompressor; the guest runs entirely from it.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .host import REPO, RunnerError, run
+
+GUEST_INIT = REPO / "runner" / "guest" / "init"
+TESTDIR = "/opt/selftests/mm"
+
+
+@dataclass
+class Payload:
+    release: str                 # uname -r of the kernel to boot
+    module: Path                 # test_gup_fast.ko
+    files: dict[str, Path]       # name in TESTDIR -> host file
+    command: str                 # run in TESTDIR, e.g. "./gup_null_mapping -p 512"
+    need_bash: bool = False      # run_vmtests.sh needs bash
+    kmemleak: bool = False
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+def _busybox() -> Path:
+    path = shutil.which("busybox") or "/bin/busybox"
+    if not Path(path).exists():
+        raise RunnerError("busybox not found: apt-get install busybox-static")
+    return Path(path)
+
+
+def _copy_with_libs(binary: Path, root: Path) -> None:
+    """Copy a dynamically linked binary and the libraries ldd names."""
+    dest = root / str(binary).lstrip("/")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(binary, dest)
+    out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True).stdout
+    for lib in re.findall(r"(/\S+\.so[\w.]*)", out):
+        lib_dest = root / lib.lstrip("/")
+        lib_dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(os.path.realpath(lib), lib_dest)
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def build(payload: Payload, workdir: Path) -> Path:
+    """Lay out the root in @workdir/root and pack it; returns the cpio path."""
+    root = workdir / "root"
+    if root.exists():
+        shutil.rmtree(root)
+    for d in ("bin", "sbin", "etc", "proc", "sys", "dev", "tmp", "usr/bin",
+              "usr/sbin", TESTDIR.lstrip("/")):
+        (root / d).mkdir(parents=True, exist_ok=True)
+
+    busybox = _busybox()
+    shutil.copy2(busybox, root / "bin" / "busybox")
+    applets = subprocess.run([str(busybox), "--list"], capture_output=True,
+                             text=True).stdout.split()
+    for applet in applets:
+        link = root / "bin" / applet
+        if not link.exists():
+            link.symlink_to("busybox")
+    if payload.need_bash:
+        _copy_with_libs(Path(shutil.which("bash") or "/bin/bash"), root)
+
+    shutil.copy2(GUEST_INIT, root / "init")
+    (root / "init").chmod(0o755)
+
+    moddir = root / "lib" / "modules" / payload.release
+    (moddir / "extra").mkdir(parents=True, exist_ok=True)
+    shutil.copy2(payload.module, moddir / "extra" / "test_gup_fast.ko")
+    run(["depmod", "-b", root, payload.release], what="depmod")
+
+    for name, src in payload.files.items():
+        dst = root / TESTDIR.lstrip("/") / name
+        shutil.copy2(src, dst)
+        dst.chmod(0o755)
+
+    env = {"GUPNM_TESTDIR": TESTDIR, "GUPNM_CMD": payload.command,
+           "GUPNM_KMEMLEAK": "1" if payload.kmemleak else ""}
+    env.update(payload.extra_env)
+    (root / "etc" / "gupnm.env").write_text(
+        "".join(f"{k}={_quote(v)}\n" for k, v in env.items()))
+
+    cpio = workdir / "initramfs.cpio"
+    names = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        for name in sorted(dirnames + filenames):
+            names.append(os.path.normpath(os.path.join(rel, name)))
+    with open(cpio, "wb") as out:
+        proc = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"],
+                              input="\n".join(names).encode(), cwd=root,
+                              stdout=out, stderr=subprocess.PIPE)
+    if proc.returncode:
+        raise RunnerError("cpio failed: " + proc.stderr.decode(errors="replace"))
+    return cpio
+
+
+PROBE_INIT = """#!/bin/sh
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+echo "GUPNM-STATUS: booted" >/dev/ttyS1
+reboot -f
+"""
+
+
+def build_probe(workdir: Path) -> Path:
+    """An initramfs that only reports "booted" and reboots (accel probe)."""
+    root = workdir / "probe-root"
+    if root.exists():
+        shutil.rmtree(root)
+    (root / "bin").mkdir(parents=True)
+    (root / "dev").mkdir()
+    shutil.copy2(_busybox(), root / "bin" / "busybox")
+    for applet in ("sh", "mount", "echo", "reboot"):
+        (root / "bin" / applet).symlink_to("busybox")
+    (root / "init").write_text(PROBE_INIT)
+    (root / "init").chmod(0o755)
+    cpio = workdir / "probe.cpio"
+    with open(cpio, "wb") as out:
+        subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"],
+                       input=b"\n".join([b".", b"bin", b"bin/busybox", b"bin/sh",
+                                         b"bin/mount", b"bin/echo", b"bin/reboot",
+                                         b"dev", b"init"]),
+                       cwd=root, stdout=out, check=True)
+    return cpio

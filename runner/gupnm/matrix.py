@@ -1,0 +1,154 @@
+"""The verified matrix: the expected verdict on real kernels.
+
+Each kernel is run once in a VM; every expectation about that run is one
+counted check, so a wrong verdict, a crashed guest, a splat or a missing
+control each fail by name. `assertions()` is pure (summary + TAP text in,
+checks out) so it is unit-tested without a VM.
+"""
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+from pathlib import Path
+
+from .host import REPO, RunnerError
+
+BUG_MESSAGE = "GUP-fast rejects NULL-mapping order-0 folios"
+
+# spec, bug expected, config variant, extra test arguments
+MATRIX = [
+    ("debian:6.1", False),
+    ("debian:6.12", True),
+    ("source:debian-6.12:nofix", True),
+    ("source:debian-6.12:all", False),
+]
+DEBUG_MATRIX = [
+    ("source:debian-6.12:nofix", True),
+    ("source:debian-6.12:all", False),
+]
+DEBUG_TEST_ARGS = "-R 1000"
+CONTROLS = [("anon", "all"), ("memfd", "all"), ("secretmem", "none")]
+
+
+def _case(summary: dict, name: str) -> str | None:
+    for case in summary.get("cases", []):
+        if case["name"] == name:
+            return case["status"]
+    return None
+
+
+def _verdict(summary: dict, backing: str, access: str) -> dict | None:
+    for v in summary.get("verdicts", []):
+        if v["backing"] == backing and v["access"] == access:
+            return v
+    return None
+
+
+def _fast_is(summary: dict, backing: str, want: str) -> tuple[bool, str]:
+    got = []
+    ok = True
+    for access in ("read", "write"):
+        v = _verdict(summary, backing, access)
+        if v is None:
+            return False, f"no verdict line for {backing} {access}"
+        got.append(f"{access} {v['fast']}/{v['total']}")
+        ok &= v["total"] > 0 and (v["fast"] == v["total"] if want == "all"
+                                  else v["fast"] == 0)
+    return ok, ", ".join(got)
+
+
+def assertions(summary: dict, tap_text: str, bug: bool, *,
+               debug: bool = False) -> list[tuple[str, bool, str]]:
+    """(name, ok, detail) of every expectation about one run."""
+    out: list[tuple[str, bool, str]] = []
+
+    def check(name: str, ok: bool, detail: str = "") -> None:
+        out.append((name, bool(ok), detail))
+
+    problems = summary.get("problems", [])
+    check("the guest ran the test to the end", not problems and
+          summary.get("exit_status") is not None, "; ".join(problems))
+    splats = summary.get("splats", [])
+    check("no kernel splat (panic, Oops, BUG, WARNING, KASAN, lockdep, "
+          "kmemleak, leak)", not splats,
+          "\n".join(f"{s['kind']}: {s['excerpt']}" for s in splats))
+    want = "none" if bug else "all"
+    ok, got = _fast_is(summary, "shadow", want)
+    check(f"shadow buffer via GUP-fast: {'0/N (bug present)' if bug else 'N/N'}",
+          ok, got)
+    if bug:
+        check(f"the failure names the bug ('{BUG_MESSAGE}')",
+              BUG_MESSAGE in tap_text and
+              _case(summary, "verdict_shadow_read") == "fail", "")
+    for backing, want in CONTROLS:
+        ok, got = _fast_is(summary, backing, want)
+        label = "N/N" if want == "all" else "0/N (refused)"
+        check(f"control {backing}: {label}", ok, got)
+    check("long-term writable pin of the shadow buffer succeeds",
+          _case(summary, "pin_longterm_write_shadow") == "pass",
+          str(_case(summary, "pin_longterm_write_shadow")))
+    failed = sorted(c["name"] for c in summary.get("cases", [])
+                    if c["status"] == "fail")
+    allowed = {"verdict_shadow_read", "verdict_shadow_write"} if bug else set()
+    check("no other case fails" + (" than the shadow verdicts" if bug else ""),
+          set(failed) <= allowed and summary.get("counts", {}).get("total", 0) > 0,
+          "failed: " + ", ".join(failed))
+    want_exit = 1 if bug else 0
+    check(f"test exit status {want_exit}", summary.get("exit_status") == want_exit,
+          f"got {summary.get('exit_status')}")
+    check("driver holds no page afterwards and unloads",
+          _case(summary, "live_pages_zero") == "pass" and
+          summary.get("rmmod") == "ok",
+          f"live_pages_zero: {_case(summary, 'live_pages_zero')}, "
+          f"rmmod: {summary.get('rmmod')}")
+    if summary.get("run_vmtests"):
+        outer = summary["run_vmtests"].get("outer") or ""
+        check("run_vmtests.sh -t gup_fast ran it and reported "
+              + ("not ok" if bug else "ok"),
+              ("FAIL" in outer) if bug else ("PASS" in outer), outer)
+    if debug:
+        bad = sorted(c["name"] for c in summary.get("cases", [])
+                     if c["name"].startswith(("abi_", "race_"))
+                     and c["status"] != "pass")
+        n = sum(1 for c in summary.get("cases", [])
+                if c["name"].startswith(("abi_", "race_")))
+        check(f"malformed-input and race cases all pass ({n} cases)",
+              n > 0 and not bad, "not passing: " + ", ".join(bad))
+    else:
+        check("benchmark table present (shadow and anon)",
+              {b["backing"] for b in summary.get("bench", [])} >= {"shadow", "anon"})
+    return out
+
+
+def _args(config: str, test_args: str) -> argparse.Namespace:
+    return argparse.Namespace(config=config, accel="auto", vcpus=2, memory=1024,
+                              append="", timeout=600 if config == "debug" else 300,
+                              retries=2, test_args=test_args, results=None)
+
+
+def _run(t, matrix, config: str, test_args: str, direct: bool) -> None:
+    from .cli import run_one                    # cli imports checks' peers
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = REPO / "results" / f"check-{config}-{stamp}"
+    for spec, bug in matrix:
+        label = f"vm {spec}{' (debug)' if config == 'debug' else ''}"
+        outdir = base / spec.replace(":", "_")
+        try:
+            out = run_one(spec, _args(config, test_args), outdir, direct=direct)
+        except RunnerError as err:
+            t.record(f"{label}: prepared and booted", False, str(err))
+            continue
+        t.record(f"{label}: prepared and booted", True)
+        print(f"# {label}: {out.summary['verdict']} "
+              f"({out.summary['vm']['accel']}, results {outdir})", flush=True)
+        for name, ok, detail in assertions(out.summary, out.tap_text, bug,
+                                           debug=config == "debug"):
+            t.record(f"{label}: {name}", ok, detail)
+
+
+def run_matrix(t) -> None:
+    _run(t, MATRIX, "default", "", direct=False)
+
+
+def run_debug(t) -> None:
+    _run(t, DEBUG_MATRIX, "debug", DEBUG_TEST_ARGS, direct=True)

@@ -1,0 +1,127 @@
+"""Boot a kernel under qemu-system-x86_64: accelerator probe and one boot.
+
+The guest console (ttyS0) goes to console.log; the guest's status protocol
+(runner/guest/init) goes to status.log on a second serial port, so test
+output can never be mistaken for the exit status. Every boot has a global
+timeout; `panic=-1 -no-reboot` turns a panic into an immediate exit.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .host import RunnerError, cache_dir, progress
+
+QEMU = "qemu-system-x86_64"
+BASE_APPEND = "console=ttyS0 panic=-1 oops=panic secretmem.enable=1 rdinit=/init"
+
+
+@dataclass
+class BootResult:
+    console: Path
+    status: Path
+    returncode: int | None   # None: killed on timeout
+    seconds: float
+    command: list[str]
+
+    @property
+    def timed_out(self) -> bool:
+        return self.returncode is None
+
+
+def qemu_command(kernel: Path, initrd: Path, *, accel: str, vcpus: int,
+                 memory_mb: int, append: str, console: Path,
+                 status: Path) -> list[str]:
+    if accel == "kvm":
+        accel_args = ["-accel", "kvm", "-cpu", "host"]
+    elif accel == "tcg":
+        accel_args = ["-accel", "tcg", "-cpu", "max"]
+    else:
+        raise RunnerError(f"unknown accelerator '{accel}': use kvm, tcg or auto")
+    return [QEMU, "-nodefaults", "-no-user-config", "-display", "none",
+            "-machine", "q35", *accel_args, "-smp", str(vcpus),
+            "-m", str(memory_mb), "-no-reboot",
+            "-serial", f"file:{console}", "-serial", f"file:{status}",
+            "-kernel", str(kernel), "-initrd", str(initrd),
+            "-append", append]
+
+
+def boot(kernel: Path, initrd: Path, outdir: Path, *, accel: str, vcpus: int,
+         memory_mb: int, append: str, timeout: float) -> BootResult:
+    """Run one VM to completion or until @timeout seconds have passed."""
+    if not shutil.which(QEMU):
+        raise RunnerError(f"{QEMU} not found: apt-get install qemu-system-x86")
+    outdir.mkdir(parents=True, exist_ok=True)
+    console, status = outdir / "console.log", outdir / "status.log"
+    for path in (console, status):
+        path.write_bytes(b"")
+    cmd = qemu_command(kernel, initrd, accel=accel, vcpus=vcpus,
+                       memory_mb=memory_mb, append=append, console=console,
+                       status=status)
+    t0 = time.monotonic()
+    with open(outdir / "qemu.log", "wb") as qlog:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qlog,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            rc: int | None = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            rc = None
+    return BootResult(console, status, rc, time.monotonic() - t0, cmd)
+
+
+def _kvm_plausible() -> str | None:
+    """Why KVM cannot work here, or None when it might."""
+    if not os.path.exists("/dev/kvm"):
+        return "no /dev/kvm"
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return "/dev/kvm is not accessible to this user"
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "cannot read /proc/cpuinfo"
+    if " vmx" not in flags and " svm" not in flags:
+        return "the CPU shows no vmx/svm flag (no nested virtualization)"
+    return None
+
+
+def probe_accel(kernel: Path, probe_initrd: Path) -> tuple[str, str]:
+    """Return (accel, reason): KVM only when a real probe boot worked.
+
+    /dev/kvm can exist on hosts that cannot run a Linux guest (no nested
+    virtualization: the guest dies with a KVM emulation failure), so the
+    node is not the test: a short boot that must report on the status port
+    is. The answer is cached per host boot.
+    """
+    why = _kvm_plausible()
+    if why:
+        return "tcg", why
+    try:
+        boot_id = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        boot_id = "unknown"
+    cache = cache_dir() / "accel-probe.json"
+    try:
+        saved = json.loads(cache.read_text())
+        if saved.get("boot_id") == boot_id:
+            return saved["accel"], saved["reason"] + " (cached probe)"
+    except (OSError, ValueError, KeyError):
+        pass
+    progress("probing KVM with a short boot")
+    with tempfile.TemporaryDirectory() as tmp:
+        res = boot(kernel, probe_initrd, Path(tmp), accel="kvm", vcpus=1,
+                   memory_mb=256, append=BASE_APPEND, timeout=30)
+        ok = "GUPNM-STATUS: booted" in res.status.read_text(errors="replace")
+    accel, reason = (("kvm", "KVM probe boot reached user space") if ok else
+                     ("tcg", "KVM probe boot failed (emulation failure or "
+                      "timeout); using TCG"))
+    cache.write_text(json.dumps({"boot_id": boot_id, "accel": accel,
+                                 "reason": reason}))
+    return accel, reason

@@ -1,0 +1,176 @@
+"""Kernels built from a source tree: patch, configure, build with ccache.
+
+The base is a git tree (Debian's linux-source-6.12 made into one by
+runner/linux-source-base.sh, or any checkout: its HEAD commit is used).
+The selected patches of patches/series are applied to a scratch index, and
+a worktree per key (base commit, patch selection, config variant) is moved
+to the result with `git checkout`, which rewrites only the files that
+differ, so a one-line edit rebuilds one object. Build directories and the
+ccache live in the cache, laid out identically per key so that ccache hits
+across keys (CCACHE_BASEDIR).
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import kconfig
+from .host import REPO, RunnerError, UsageError, cache_dir, progress, run
+
+PATCHES = REPO / "patches"
+SELECTIONS = ("all", "nofix", "none")
+
+
+@dataclass
+class SourceKernel:
+    release: str
+    image: Path            # vmlinux (PVH boot, no decompression)
+    module: Path | None    # in-tree test_gup_fast.ko, None for 'none'
+    build: Path            # build directory (for out-of-tree modules)
+    tree: Path             # patched source worktree
+    base: Path
+    base_commit: str
+    patches: list[str]
+    variant: str
+
+
+def series(selection: str) -> list[Path]:
+    if selection not in SELECTIONS:
+        raise UsageError(f"unknown patch selection '{selection}': use "
+                          + ", ".join(SELECTIONS))
+    if selection == "none":
+        return []
+    listing = PATCHES / "series"
+    if not listing.exists():
+        raise RunnerError(f"{listing} missing: run make patches")
+    names = [l.strip() for l in listing.read_text().splitlines()
+             if l.strip() and not l.startswith("#")]
+    if selection == "nofix":
+        names = names[:-1]
+    return [PATCHES / n for n in names]
+
+
+def resolve_base(spec: str) -> Path:
+    if spec in ("debian", "debian-6.12"):
+        out = run([REPO / "runner" / "linux-source-base.sh", "6.12"],
+                  what="preparing linux-source-6.12")
+        return Path(out.strip().splitlines()[-1])
+    path = Path(spec).expanduser().resolve()
+    if not (path / "Makefile").exists() or not (path / "mm" / "gup.c").exists():
+        raise UsageError(f"{path} is not a kernel source tree (no Makefile or "
+                          "mm/gup.c)")
+    probe = subprocess.run(["git", "-C", str(path), "rev-parse", "--verify", "-q",
+                            "HEAD"], capture_output=True, text=True)
+    if probe.returncode:
+        raise RunnerError(f"{path} is not a git tree with a commit; make it one "
+                          "with: git init && git add -A -f && git commit -m base")
+    return path
+
+
+def _git(base: Path, *args: str, env: dict | None = None) -> str:
+    proc = subprocess.run(["git", "-C", str(base), *args], capture_output=True,
+                          text=True, env=dict(os.environ, **(env or {})))
+    if proc.returncode:
+        raise RunnerError(f"git {' '.join(args)} failed in {base}:\n"
+                          + (proc.stderr or proc.stdout).strip())
+    return proc.stdout.strip()
+
+
+def _patched_commit(base: Path, head: str, patches: list[Path], kroot: Path) -> str:
+    """Apply @patches to @head in a scratch index; return the new commit."""
+    index = kroot / "scratch.index"
+    env = {"GIT_INDEX_FILE": str(index)}
+    _git(base, "read-tree", head, env=env)
+    for patch in patches:
+        proc = subprocess.run(["git", "-C", str(base), "apply", "--cached",
+                               str(patch)], capture_output=True, text=True,
+                              env=dict(os.environ, **env))
+        if proc.returncode:
+            raise RunnerError(f"patch {patch.name} does not apply to {base} "
+                              f"({head[:12]}):\n{proc.stderr.strip()}")
+    tree = _git(base, "write-tree", env=env)
+    index.unlink(missing_ok=True)
+    ident = {"GIT_AUTHOR_NAME": "gupnm", "GIT_AUTHOR_EMAIL": "gupnm@localhost",
+             "GIT_COMMITTER_NAME": "gupnm", "GIT_COMMITTER_EMAIL": "gupnm@localhost",
+             "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+0000",
+             "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+0000"}
+    msg = "gupnm: " + (", ".join(p.name for p in patches) or "no patches")
+    return _git(base, "commit-tree", tree, "-p", head, "-m", msg, env=ident)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_")[:60]
+
+
+def make_env(kroot: Path) -> dict:
+    return {"CCACHE_DIR": str(cache_dir() / "ccache"),
+            "CCACHE_BASEDIR": str(kroot), "CCACHE_NOHASHDIR": "1",
+            "KBUILD_BUILD_USER": "gupnm", "KBUILD_BUILD_HOST": "gupnm",
+            "KBUILD_BUILD_TIMESTAMP": "2026-01-01"}
+
+
+def prepare(spec: str, selection: str, variant: str = "default") -> SourceKernel:
+    base = resolve_base(spec)
+    head = _git(base, "rev-parse", "HEAD")
+    patches = series(selection)
+    key = f"{_slug(base.name)}-{head[:12]}-{selection}-{variant}"
+    kroot = cache_dir() / "kernels" / key
+    kroot.mkdir(parents=True, exist_ok=True)
+    tree, build = kroot / "src", kroot / "build"
+    log = kroot / "build.log"
+    log.write_text("")
+
+    progress(f"source {base} ({head[:12]}) + patches: {selection} "
+             f"({len(patches)}), config: {variant}")
+    commit = _patched_commit(base, head, patches, kroot)
+    if not (tree / ".git").exists():
+        _git(base, "worktree", "prune")
+        progress(f"checking out the tree into {tree}")
+        _git(base, "worktree", "add", "-f", "--detach", str(tree), commit)
+    elif _git(tree, "rev-parse", "HEAD") != commit or _git(tree, "status",
+                                                             "--porcelain", "-uno"):
+        _git(tree, "checkout", "-q", "-f", "--detach", commit)
+
+    with_module = selection != "none"
+    frags = kconfig.fragments(variant, tree, with_module)
+    digest = kconfig.digest(frags)
+    stamp = build / ".gupnm-config"
+    env = make_env(kroot)
+    make = ["make", "-C", str(tree), f"O={build}", "ARCH=x86_64",
+            "CC=ccache gcc", "HOSTCC=ccache gcc"]
+    if not (build / ".config").exists() or not stamp.exists() or \
+            stamp.read_text().strip() != digest:
+        progress(f"configuring: tinyconfig + {', '.join(n for n, _ in frags)}")
+        build.mkdir(parents=True, exist_ok=True)
+        run([*make, "tinyconfig"], log=log, env=env, what="make tinyconfig")
+        frag_dir = kroot / "fragments"
+        frag_dir.mkdir(exist_ok=True)
+        paths = []
+        for i, (name, text) in enumerate(frags):
+            p = frag_dir / f"{i:02d}.config"
+            p.write_text(f"# {name}\n{text}")
+            paths.append(str(p))
+        run([tree / "scripts/kconfig/merge_config.sh", "-m", "-O", build,
+             build / ".config", *paths], log=log, env=env, cwd=tree,
+            what="merge_config.sh")
+        run([*make, "olddefconfig"], log=log, env=env, what="make olddefconfig")
+        bad = kconfig.missing(frags, (build / ".config").read_text())
+        if bad:
+            raise RunnerError("config options did not survive olddefconfig "
+                              "(missing dependency?):\n  " + "\n  ".join(bad))
+        stamp.write_text(digest + "\n")
+
+    jobs = str(os.cpu_count() or 1)
+    progress(f"building linux in {build} (make -j{jobs}; log {log})")
+    run([*make, f"-j{jobs}", "vmlinux", "modules"], log=log, env=env,
+        what="kernel build", tail=40)
+    release = run([*make, "-s", "kernelrelease"], env=env).strip().splitlines()[-1]
+    module = build / "lib" / "test_gup_fast.ko" if with_module else None
+    if module and not module.exists():
+        raise RunnerError(f"{module} was not built: is CONFIG_TEST_GUP_FAST=m "
+                          f"in {build}/.config?")
+    return SourceKernel(release, build / "vmlinux", module, build, tree, base,
+                        head, [p.name for p in patches], variant)

@@ -1,0 +1,48 @@
+"""Parse the guest's status port (runner/guest/init writes it)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+@dataclass
+class GuestStatus:
+    booted: bool = False
+    exit_code: int | None = None       # None: the guest never said
+    rmmod: str | None = None           # "ok" / "failed" / None
+    times: dict[str, float] = field(default_factory=dict)
+    tap: str = ""
+    dmesg: str = ""
+    complete_tap: bool = False
+
+
+def parse_status(text: str) -> GuestStatus:
+    st = GuestStatus()
+    section = None
+    buf: list[str] = []
+    for raw in text.splitlines():
+        line = raw.rstrip("\r")
+        if section:
+            if line == f"GUPNM-{section}-END":
+                if section == "TAP":
+                    st.tap, st.complete_tap = "\n".join(buf) + "\n", True
+                else:
+                    st.dmesg = "\n".join(buf) + "\n"
+                section, buf = None, []
+            else:
+                buf.append(line)
+            continue
+        if line in ("GUPNM-TAP-BEGIN", "GUPNM-DMESG-BEGIN"):
+            section = line.split("-")[1]
+            continue
+        if line == "GUPNM-STATUS: booted":
+            st.booted = True
+        elif m := re.fullmatch(r"GUPNM-EXIT: (-?\d+)", line):
+            st.exit_code = int(m.group(1))
+        elif m := re.fullmatch(r"GUPNM-RMMOD: (\w+)", line):
+            st.rmmod = m.group(1)
+        elif m := re.fullmatch(r"GUPNM-TIME: (\w+) ([\d.]+)", line):
+            st.times[m.group(1)] = float(m.group(2))
+    if section == "TAP":            # cut short: keep what arrived
+        st.tap = "\n".join(buf) + "\n"
+    return st

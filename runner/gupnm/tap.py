@@ -1,0 +1,347 @@
+"""Parse the TAP 13 / KTAP output of the gup_null_mapping kselftest.
+
+The input is usually a whole serial-console log: kernel messages carrying
+printk timestamps (``[    1.234567] ...``) are interleaved with the test's own
+output, and the test's lines may themselves carry a timestamp (when logged via
+/dev/kmsg) or a fixed prefix.  The parser therefore
+
+* strips a leading console timestamp from every line,
+* starts at the first ``TAP version N`` / ``KTAP version N`` line (or at the
+  top when there is none) and takes whatever precedes ``TAP version`` on that
+  line as a prefix that every later TAP line must carry,
+* ignores lines it does not recognise (kernel messages, init chatter) and
+  indented lines (nested subtests, which this selftest does not emit).
+
+On top of plain TAP it understands the selftest's own diagnostics: verdict
+lines (``# verdict shadow read: 0/512 pages via GUP-fast (expected 512)``),
+the benchmark table (``# bench: <title>``, header, rows, ``# bench ratio``)
+and kselftest's ``# Totals:`` line.
+
+Structural problems never raise: they are collected in ``TapResult.errors``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+STATUSES = ('pass', 'fail', 'skip', 'xfail', 'timeout', 'error')
+FAILED_STATUSES = ('fail', 'timeout', 'error')
+
+# printk time stamp, optionally after a syslog level ("<4>") and followed by a
+# PRINTK_CALLER field ("[    T1]").
+_TIMESTAMP_RE = re.compile(
+    r'^(?:<\d+>)?\[\s*(?P<ts>\d+\.\d+)\](?:\[\s*[A-Z]\d+\])? ?')
+_VERSION_RE = re.compile(r'^(?P<prefix>.*?)K?TAP version (?P<version>\d+)\s*$')
+_PLAN_RE = re.compile(r'^1\.\.(?P<count>\d+)\s*(?:#\s*(?P<comment>.*))?$')
+_RESULT_RE = re.compile(r'^(?P<ok>ok|not ok) (?P<number>\d+)(?:\s+|$)(?P<rest>.*)$')
+_BAIL_RE = re.compile(r'^Bail out!\s*(?P<reason>.*)$')
+_DIRECTIVE_RE = re.compile(
+    r'^(?P<directive>SKIP|TODO|XFAIL|XPASS|TIMEOUT|ERROR)\b[:\s]*(?P<reason>.*)$',
+    re.IGNORECASE)
+
+_NUM = r'[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?'
+_VERDICT_RE = re.compile(
+    r'^verdict (?P<backing>\S+) (?P<access>read|write): (?P<fast>\d+)/(?P<total>\d+)'
+    r' pages via GUP-fast \(expected (?P<expected>\d+)\)$')
+_BENCH_ROW_RE = re.compile(
+    rf'^bench\s+(?P<threads>\d+)\s+(?P<backing>[A-Za-z][\w-]*)\s+'
+    rf'(?P<min>{_NUM})\s+(?P<median>{_NUM})\s+(?P<max>{_NUM})$')
+_BENCH_TITLE_RE = re.compile(r'^bench:\s*(?P<title>.*)$')
+_BENCH_RATIO_RE = re.compile(
+    rf'^bench ratio threads=(?P<threads>\d+) (?P<num>[\w-]+)/(?P<den>[\w-]+)=(?P<value>{_NUM})$')
+_TOTALS_RE = re.compile(r'^Totals:\s*(?P<fields>(?:\w+:\d+\s*)+)$')
+
+SHADOW = 'shadow'
+
+
+@dataclass
+class Result:
+    """One ``ok``/``not ok`` line.
+
+    ``diagnostics`` holds the text of the ``#`` lines (without the leading
+    ``# ``) seen since the previous result; ``directive`` is the raw directive
+    word (``SKIP``, ``XFAIL``...) or None.
+    """
+    number: int
+    name: str
+    status: str
+    directive_reason: Optional[str] = None
+    diagnostics: list[str] = field(default_factory=list)
+    directive: Optional[str] = None
+    line_no: int = 0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``# verdict <backing> <access>: <fast>/<total> pages via GUP-fast (expected N)``."""
+    backing: str
+    access: str
+    fast: int
+    total: int
+    expected: int
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """``# bench <threads> <backing> <min> <median> <max>`` in ns/page."""
+    threads: int
+    backing: str
+    min: float
+    median: float
+    max: float
+
+
+@dataclass
+class TapResult:
+    """Everything parse_tap() found; see the module docstring."""
+    version: Optional[int] = None
+    plan: Optional[int] = None
+    skip_reason: Optional[str] = None
+    results: list[Result] = field(default_factory=list)
+    verdicts: dict[tuple[str, str], Verdict] = field(default_factory=dict)
+    bench: list[BenchRow] = field(default_factory=list)
+    bench_title: Optional[str] = None
+    bench_ratios: dict[tuple[int, str, str], float] = field(default_factory=dict)
+    totals: Optional[dict[str, int]] = None
+    bail_out: Optional[str] = None
+    trailing: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def skipped(self) -> bool:
+        """True for a whole-test skip (``1..0 # SKIP reason``)."""
+        return self.plan == 0 and self.skip_reason is not None
+
+
+def split_timestamp(line: str) -> tuple[Optional[float], str]:
+    """Split a console line into (printk seconds or None, rest of the line)."""
+    line = line.rstrip('\r\n')
+    m = _TIMESTAMP_RE.match(line)
+    if not m:
+        return None, line
+    return float(m.group('ts')), line[m.end():]
+
+
+def is_tap_line(text: str) -> bool:
+    """True when ``text`` (timestamp already stripped) looks like TAP output."""
+    return bool(_VERSION_RE.match(text) and text.lstrip().startswith(('TAP', 'KTAP'))
+                or _PLAN_RE.match(text) or _RESULT_RE.match(text)
+                or _BAIL_RE.match(text) or text == '#' or text.startswith('# '))
+
+
+def _status(ok: bool, directive: Optional[str]) -> str:
+    d = directive.upper() if directive else None
+    if d == 'SKIP':
+        return 'skip'
+    if d == 'XFAIL' or (d == 'TODO' and not ok):
+        return 'xfail'
+    if d == 'XPASS':
+        return 'fail'
+    if d == 'TIMEOUT':
+        return 'timeout'
+    if d == 'ERROR':
+        return 'error'
+    return 'pass' if ok else 'fail'
+
+
+def _parse_result(m: re.Match, line_no: int, diagnostics: list[str]) -> Result:
+    rest = m.group('rest')
+    hash_at = re.search(r'(?:^|\s)#', rest)
+    name, comment = rest, None
+    if hash_at:
+        name = rest[:hash_at.start()]
+        comment = rest[hash_at.end():].strip()
+    name = re.sub(r'^-\s+', '', name.strip())
+    directive, reason = None, comment or None
+    if comment:
+        dm = _DIRECTIVE_RE.match(comment)
+        if dm:
+            directive = dm.group('directive').upper()
+            reason = dm.group('reason').strip() or None
+    ok = m.group('ok') == 'ok'
+    return Result(number=int(m.group('number')), name=name, status=_status(ok, directive),
+                  directive_reason=reason, diagnostics=diagnostics, directive=directive,
+                  line_no=line_no)
+
+
+def _handle_diagnostic(tap: TapResult, text: str) -> None:
+    m = _VERDICT_RE.match(text)
+    if m:
+        v = Verdict(m.group('backing'), m.group('access'), int(m.group('fast')),
+                    int(m.group('total')), int(m.group('expected')))
+        key = (v.backing, v.access)
+        if key in tap.verdicts:
+            tap.errors.append(f'duplicate verdict for {v.backing} {v.access}')
+        tap.verdicts[key] = v
+        return
+    m = _BENCH_ROW_RE.match(text)
+    if m:
+        tap.bench.append(BenchRow(int(m.group('threads')), m.group('backing'),
+                                  float(m.group('min')), float(m.group('median')),
+                                  float(m.group('max'))))
+        return
+    m = _BENCH_TITLE_RE.match(text)
+    if m:
+        tap.bench_title = m.group('title').strip()
+        return
+    m = _BENCH_RATIO_RE.match(text)
+    if m:
+        key = (int(m.group('threads')), m.group('num'), m.group('den'))
+        tap.bench_ratios[key] = float(m.group('value'))
+        return
+    m = _TOTALS_RE.match(text)
+    if m:
+        tap.totals = {k: int(v) for k, v in re.findall(r'(\w+):(\d+)', m.group('fields'))}
+
+
+def _check_structure(tap: TapResult, saw_anything: bool) -> None:
+    if not saw_anything:
+        tap.errors.append('no TAP output found')
+        return
+    if tap.plan is None:
+        tap.errors.append('missing plan')
+    seen: dict[str, int] = {}
+    expected_number = 1
+    for r in tap.results:
+        if r.number != expected_number:
+            tap.errors.append(f'result {r.number} ({r.name}) out of order, expected {expected_number}')
+        expected_number = r.number + 1
+        if r.name:
+            if r.name in seen:
+                tap.errors.append(f'duplicate result name {r.name!r} (results {seen[r.name]} and {r.number})')
+            else:
+                seen[r.name] = r.number
+    if tap.plan is not None and len(tap.results) != tap.plan:
+        tap.errors.append(f'planned {tap.plan} results, got {len(tap.results)}')
+    if tap.totals is not None:
+        c = counts(tap)
+        for key in ('pass', 'skip'):
+            if key in tap.totals and tap.totals[key] != c[key]:
+                tap.errors.append(f'Totals line says {key}:{tap.totals[key]}, results have {c[key]}')
+        if sum(tap.totals.values()) != len(tap.results):
+            tap.errors.append(f'Totals line sums to {sum(tap.totals.values())}, '
+                              f'results have {len(tap.results)}')
+
+
+def parse_tap(lines: Iterable[str]) -> TapResult:
+    """Parse TAP/KTAP output (a console log, a list of lines or one string)."""
+    if isinstance(lines, str):
+        lines = lines.split('\n')
+    stripped = [split_timestamp(line)[1] for line in lines]
+
+    tap = TapResult()
+    start, prefix = 0, ''
+    for i, text in enumerate(stripped):
+        m = _VERSION_RE.match(text)
+        if m:
+            start, prefix = i, m.group('prefix')
+            break
+
+    pending: list[str] = []
+    saw_anything = False
+    for line_no, text in enumerate(stripped[start:], start + 1):
+        if prefix:
+            if not text.startswith(prefix):
+                continue
+            text = text[len(prefix):]
+        text = text.rstrip()
+        if not text or text[0].isspace():
+            continue
+        m = _VERSION_RE.match(text)
+        if m and not m.group('prefix'):
+            saw_anything = True
+            if tap.version is None:
+                tap.version = int(m.group('version'))
+            else:
+                tap.errors.append(f'unexpected second version line at line {line_no}')
+            continue
+        m = _PLAN_RE.match(text)
+        if m:
+            saw_anything = True
+            if tap.plan is not None:
+                tap.errors.append(f'duplicate plan at line {line_no}')
+                continue
+            tap.plan = int(m.group('count'))
+            dm = _DIRECTIVE_RE.match(m.group('comment') or '')
+            if dm and dm.group('directive').upper() == 'SKIP':
+                tap.skip_reason = dm.group('reason').strip()
+            continue
+        m = _RESULT_RE.match(text)
+        if m:
+            saw_anything = True
+            tap.results.append(_parse_result(m, line_no, pending))
+            pending = []
+            continue
+        m = _BAIL_RE.match(text)
+        if m:
+            saw_anything = True
+            tap.bail_out = m.group('reason')
+            tap.errors.append(f'Bail out! {m.group("reason")}'.rstrip())
+            continue
+        if text.startswith('#'):
+            diag = text[1:]
+            diag = diag[1:] if diag.startswith(' ') else diag
+            pending.append(diag)
+            _handle_diagnostic(tap, diag)
+    tap.trailing = pending
+    _check_structure(tap, saw_anything)
+    return tap
+
+
+def counts(tap: TapResult) -> dict[str, int]:
+    """Number of results per status, every status present (0 when absent)."""
+    out = {s: 0 for s in STATUSES}
+    for r in tap.results:
+        out[r.status] += 1
+    return out
+
+
+def failed_results(tap: TapResult) -> list[Result]:
+    """Results whose status is fail, timeout or error."""
+    return [r for r in tap.results if r.status in FAILED_STATUSES]
+
+
+def shadow_verdict(tap: TapResult) -> Optional[Verdict]:
+    """The shadow verdict to report: a failing one first, read before write."""
+    found = [tap.verdicts[(SHADOW, a)] for a in ('read', 'write') if (SHADOW, a) in tap.verdicts]
+    for v in found:
+        if v.fast < v.total:
+            return v
+    return found[0] if found else None
+
+
+def bug_present(tap: TapResult) -> Optional[bool]:
+    """True if GUP-fast refused shadow pages, False if it took all, None if unknown."""
+    v = shadow_verdict(tap)
+    return None if v is None else v.fast < v.total
+
+
+def _display(r: Result) -> str:
+    return r.name or f'#{r.number}'
+
+
+def summarize(tap: TapResult) -> str:
+    """One short verdict line for humans (see the tests for the exact forms)."""
+    if tap.skipped:
+        return f'SKIP: {tap.skip_reason or "(no reason given)"}'
+    v = shadow_verdict(tap)
+    failed = failed_results(tap)
+    if v is not None and v.fast < v.total:
+        line = (f'{v.backing} {v.fast}/{v.total} fast \u2192 FAIL: GUP-fast rejects '
+                f'NULL-mapping order-0 folios (bug present)')
+        others = [_display(r) for r in failed if not r.name.startswith('verdict_shadow')]
+        return line + (f'; also failed: {", ".join(others)}' if others else '')
+    if failed:
+        return 'FAIL: ' + ', '.join(_display(r) for r in failed)
+    if tap.errors:
+        more = f' (+{len(tap.errors) - 1} more)' if len(tap.errors) > 1 else ''
+        return f'ERROR: {tap.errors[0]}{more}'
+    if v is not None:
+        return f'{v.backing} {v.fast}/{v.total} fast \u2192 PASS: GUP-fast takes NULL-mapping order-0 folios'
+    c = counts(tap)
+    if c['pass'] == 0 and c['skip']:
+        first = next(r for r in tap.results if r.status == 'skip')
+        return f'SKIP: {_display(first)}: {first.directive_reason or "(no reason given)"}'
+    return f'PASS: {c["pass"]} passed, {c["skip"]} skipped (no shadow verdict)'
