@@ -22,20 +22,21 @@
 #ifndef _LIB_TEST_GUP_FAST_UAPI_H
 #define _LIB_TEST_GUP_FAST_UAPI_H
 
-#include <linux/types.h>
+#include <linux/const.h>
 #include <linux/ioctl.h>
+#include <linux/types.h>
 
 /* Request FOLL_WRITE. */
-#define GUP_FAST_FLAG_WRITE		(1U << 0)
+#define GUP_FAST_FLAG_WRITE		_BITUL(0)
 /* Request FOLL_LONGTERM (GUP_FAST_IOCTL_BENCH only). */
-#define GUP_FAST_FLAG_LONGTERM		(1U << 1)
+#define GUP_FAST_FLAG_LONGTERM		_BITUL(1)
 
 /* Upper bound of @nr_pages in both ioctls (1 GiB of 4 KiB pages). */
-#define GUP_FAST_MAX_PAGES		(1U << 18)
+#define GUP_FAST_MAX_PAGES		262144U
 /* Upper bound of @pages_per_call in GUP_FAST_IOCTL_BENCH. */
-#define GUP_FAST_MAX_PAGES_PER_CALL	(1U << 12)
+#define GUP_FAST_MAX_PAGES_PER_CALL	4096U
 /* Upper bound of @iterations in GUP_FAST_IOCTL_BENCH. */
-#define GUP_FAST_MAX_ITERATIONS		(1U << 16)
+#define GUP_FAST_MAX_ITERATIONS		65536U
 
 /**
  * struct gup_fast_verdict - ask GUP-fast about every page of a range
