@@ -24,6 +24,9 @@ if [ -z "$version" ] || [ "$version" = "(none)" ]; then
 fi
 
 base=$cache/src/$pkg-$version
+mkdir -p "$cache/locks"
+exec 9>"$cache/locks/$pkg.lock"
+flock 9
 if [ -f "$base/.gupnm-base-ready" ]; then
 	echo "$base"
 	exit 0

@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .host import RunnerError, UsageError, cache_dir, progress, run
+from .host import RunnerError, UsageError, cache_dir, locked, progress, run
 
 FLAVOUR = "amd64"
 
@@ -94,6 +94,11 @@ def fetch(spec: str) -> DebianKernel:
             f"'^linux-image-.*-{FLAVOUR}-unsigned$' (run apt-get update first "
             "if the list is empty)")
     release = rels[-1]
+    with locked(cache_dir() / "locks" / f"debian-{release}.lock"):
+        return _fetch_locked(release)
+
+
+def _fetch_locked(release: str) -> DebianKernel:
     root = cache_dir() / "debian" / release
     marker = root / ".gupnm-unpacked"
     image_pkg = f"linux-image-{release}-unsigned"

@@ -6,6 +6,8 @@ the host's own /boot or /lib/modules.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
@@ -29,6 +31,19 @@ def cache_dir() -> Path:
     path = Path(os.environ.get("GUPNM_CACHE", Path.home() / ".cache" / "gupnm"))
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@contextlib.contextmanager
+def locked(path: Path):
+    """Hold an exclusive lock on @path: two runs never share a cache entry."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress(f"waiting for another run to release {path}")
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
 
 
 _T0 = time.monotonic()

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import debian, source
-from .host import REPO, RunnerError, UsageError, cache_dir, progress, run
+from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
 
@@ -58,7 +58,12 @@ def parse_spec(spec: str) -> tuple[str, list[str]]:
 def build_module(kdir: Path, release: str) -> Path:
     """Build lib/test_gup_fast.ko out of tree against @kdir (W=1, cached)."""
     out = cache_dir() / "modules" / release
-    log = out.with_suffix(".log")
+    with locked(cache_dir() / "locks" / f"module-{release}.lock"):
+        return _build_module_locked(kdir, out)
+
+
+def _build_module_locked(kdir: Path, out: Path) -> Path:
+    log = out.parent / f"{out.name}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
     progress(f"building test_gup_fast.ko against {kdir}")

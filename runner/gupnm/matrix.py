@@ -115,8 +115,13 @@ def assertions(summary: dict, tap_text: str, bug: bool, *,
         check(f"malformed-input and race cases all pass ({n} cases)",
               n > 0 and not bad, "not passing: " + ", ".join(bad))
     else:
-        check("benchmark table present (shadow and anon)",
-              {b["backing"] for b in summary.get("bench", [])} >= {"shadow", "anon"})
+        bench = summary.get("bench", [])
+        check("benchmark measured shadow and anon (non-zero medians: a real "
+              "clocksource)",
+              {b["backing"] for b in bench} >= {"shadow", "anon"} and
+              all(b["median"] > 0 for b in bench),
+              "; ".join(f"{b['threads']} {b['backing']} median {b['median']}"
+                        for b in bench))
     return out
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import kconfig
-from .host import REPO, RunnerError, UsageError, cache_dir, progress, run
+from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
 
 PATCHES = REPO / "patches"
 SELECTIONS = ("all", "nofix", "none")
@@ -119,6 +119,12 @@ def prepare(spec: str, selection: str, variant: str = "default") -> SourceKernel
     key = f"{_slug(base.name)}-{head[:12]}-{selection}-{variant}"
     kroot = cache_dir() / "kernels" / key
     kroot.mkdir(parents=True, exist_ok=True)
+    with locked(cache_dir() / "locks" / f"{key}.lock"):
+        return _prepare_locked(base, head, patches, selection, variant, kroot)
+
+
+def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
+                    variant: str, kroot: Path) -> SourceKernel:
     tree, build = kroot / "src", kroot / "build"
     log = kroot / "build.log"
     log.write_text("")
