@@ -36,7 +36,7 @@ def _vm_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--append", default="", help="extra kernel command line")
     p.add_argument("--timeout", type=_positive, default=300, metavar="S",
                    help="global VM timeout in seconds (default 300)")
-    p.add_argument("--retries", type=int, default=2,
+    p.add_argument("--retries", type=_count, default=2,
                    help="reboots allowed when the guest dies before the test")
     p.add_argument("--test-args", default="",
                    help="arguments of gup_null_mapping, e.g. '-p 512 -r 5 1 2'")
@@ -51,6 +51,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"'{text}' must be positive")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"'{text}' must not be negative")
     return value
 
 

@@ -141,6 +141,6 @@ def _fix_headers(root: Path, release: str) -> None:
     if not makefile.exists():
         raise RunnerError(f"linux-headers-{release} has no Makefile")
     text = makefile.read_text()
-    fixed = re.sub(r"^include /usr/src/", f"include {root / 'usr' / 'src'}/",
-                   text, flags=re.M)
+    new = f"include {root / 'usr' / 'src'}/"
+    fixed = re.sub(r"^include /usr/src/", lambda _m: new, text, flags=re.M)
     makefile.write_text(fixed)

@@ -13,6 +13,7 @@ from pathlib import Path
 from .host import REPO, RunnerError
 
 CONFIGS = REPO / "runner" / "configs"
+VARIANTS = ("default", "debug")
 _LINE = re.compile(r"^(CONFIG_\w+)=(.*)$|^# (CONFIG_\w+) is not set$")
 
 
@@ -32,6 +33,9 @@ def parse(text: str) -> dict[str, str]:
 
 def fragments(variant: str, tree: Path | None, with_module: bool) -> list[tuple[str, str]]:
     """(name, text) of every fragment for a variant ('default' or 'debug')."""
+    if variant not in VARIANTS:
+        raise RunnerError(f"unknown config variant '{variant}': use "
+                          + " or ".join(VARIANTS))
     names = ["base.config"] + (["debug.config"] if variant == "debug" else [])
     frags = []
     for name in names:

@@ -18,7 +18,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import debian, source
+from . import debian, source, vmlinux
 from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
@@ -39,7 +39,7 @@ def parse_spec(spec: str) -> tuple[str, list[str]]:
     kind, _, rest = spec.partition(":")
     if kind == "debian" and rest:
         return kind, [rest]
-    if kind == "source" and rest:
+    if kind == "source" and rest and not rest.startswith(":"):
         tree, _, sel = rest.partition(":")
         sel = sel or "all"
         if sel not in source.SELECTIONS:
@@ -62,16 +62,27 @@ def build_module(kdir: Path, release: str) -> Path:
         return _build_module_locked(kdir, out)
 
 
+MODULE_INPUTS = ["lib/test_gup_fast.c", "lib/test_gup_fast_uapi.h",
+                 "oot/Kbuild", "oot/test_gup_fast_compat.h", "oot/build-module.sh"]
+
+
 def _build_module_locked(kdir: Path, out: Path) -> Path:
+    h = hashlib.sha256(str(kdir).encode())
+    for name in MODULE_INPUTS:
+        h.update((REPO / name).read_bytes())
+    stamp = out / ".gupnm-inputs"
+    ko = out / "test_gup_fast.ko"
+    if ko.exists() and stamp.exists() and stamp.read_text() == h.hexdigest():
+        return ko
     log = out.parent / f"{out.name}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
     progress(f"building test_gup_fast.ko against {kdir}")
     run([REPO / "oot" / "build-module.sh", kdir, out, "W=1"], log=log,
         what="module build")
-    ko = out / "test_gup_fast.ko"
     if not ko.exists():
         raise RunnerError(f"module build left no {ko}; see {log}")
+    stamp.write_text(h.hexdigest())
     return ko
 
 
@@ -116,9 +127,10 @@ def prepare(spec: str, *, variant: str = "default") -> Prepared:
         k = debian.fetch(args[0])
         module = build_module(k.kdir, k.release)
         binary = build_selftest(REPO / SELFTEST, REPO, _kselftest_tree())
-        return Prepared(spec, k.release, k.image, module, binary, None,
+        image = vmlinux.uncompressed(k.image) or k.image
+        return Prepared(spec, k.release, image, module, binary, None,
                         {"kind": "debian", "release": k.release,
-                         "packages": k.packages})
+                         "packages": k.packages, "boot_image": str(image)})
     if kind == "source":
         tree, sel = args
         k = source.prepare(tree, sel, variant)
@@ -152,5 +164,7 @@ def prepare(spec: str, *, variant: str = "default") -> Prepared:
             raise RunnerError(f"cannot read the vermagic of {module}")
         release = vermagic[0]
     binary = build_selftest(REPO / SELFTEST, REPO, _kselftest_tree())
-    return Prepared(spec, release, image, module, binary, None,
-                    {"kind": "image", "image": str(image), "modules": str(moddir)})
+    boot_image = vmlinux.uncompressed(image) or image
+    return Prepared(spec, release, boot_image, module, binary, None,
+                    {"kind": "image", "image": str(image), "modules": str(moddir),
+                     "boot_image": str(boot_image)})

@@ -110,7 +110,7 @@ def probe_accel(kernel: Path, probe_initrd: Path) -> tuple[str, str]:
     cache = cache_dir() / "accel-probe.json"
     try:
         saved = json.loads(cache.read_text())
-        if saved.get("boot_id") == boot_id:
+        if isinstance(saved, dict) and saved.get("boot_id") == boot_id:
             return saved["accel"], saved["reason"] + " (cached probe)"
     except (OSError, ValueError, KeyError):
         pass

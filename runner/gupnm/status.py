@@ -11,6 +11,7 @@ class GuestStatus:
     exit_code: int | None = None       # None: the guest never said
     rmmod: str | None = None           # "ok" / "failed" / None
     times: dict[str, float] = field(default_factory=dict)
+    memfree_kb: dict[str, int] = field(default_factory=dict)   # before/after
     tap: str = ""
     dmesg: str = ""
     complete_tap: bool = False
@@ -41,6 +42,8 @@ def parse_status(text: str) -> GuestStatus:
             st.exit_code = int(m.group(1))
         elif m := re.fullmatch(r"GUPNM-RMMOD: (\w+)", line):
             st.rmmod = m.group(1)
+        elif m := re.fullmatch(r"GUPNM-MEMFREE: (\w+) (\d+)", line):
+            st.memfree_kb[m.group(1)] = int(m.group(2))
         elif m := re.fullmatch(r"GUPNM-TIME: (\w+) ([\d.]+)", line):
             st.times[m.group(1)] = float(m.group(2))
     if section == "TAP":            # cut short: keep what arrived

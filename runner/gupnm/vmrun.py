@@ -44,15 +44,21 @@ class RunOutcome:
 
 def unnest_run_vmtests(text: str, test: str = "gup_null_mapping") -> str:
     """The test's own TAP from run_vmtests.sh output, one '# ' level removed."""
-    out, inside = [], False
+    out, inside, skip = [], False, 0
     for line in text.splitlines():
         if re.match(rf"^# running \S*{re.escape(test)}\b", line):
-            inside = True
+            # The title's underline follows; with busybox tr it is not
+            # made of dashes ("# -unnin--./-u-_null_m---in-"), so skip it
+            # by position.
+            inside, skip = True, 1
+            continue
+        if skip:
+            skip -= 1
             continue
         if inside and re.match(r"^# \[(PASS|FAIL|SKIP)\]$", line):
             inside = False
             continue
-        if inside and not re.match(r"^# -+$", line):
+        if inside:
             out.append(line[2:] if line.startswith("# ") else
                        "" if line == "#" else line)
     return "\n".join(out) + "\n" if out else ""
@@ -88,7 +94,7 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     accel, accel_reason = choose_accel(opts, prep, cache_dir() / "initramfs")
     append = " ".join(x for x in (qemu.BASE_APPEND, opts.append) if x)
     attempts = []
-    for attempt in range(1 + opts.retries):
+    for attempt in range(1 + max(0, opts.retries)):
         progress(f"booting {prep.release} ({accel}, {opts.vcpus} vCPUs, "
                  f"{opts.memory_mb} MiB){' retry ' + str(attempt) if attempt else ''}")
         res = qemu.boot(prep.image, cpio, outdir, accel=accel, vcpus=opts.vcpus,
@@ -152,6 +158,9 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     summary["boot_attempts"] = len(attempts)
     summary["problems"] = problems
     summary["rmmod"] = st.rmmod
+    summary["memfree_kb"] = st.memfree_kb
+    if {"before", "after"} <= st.memfree_kb.keys():
+        summary["memfree_delta_kb"] = st.memfree_kb["before"] - st.memfree_kb["after"]
     if prep.run_vmtests:
         summary["run_vmtests"] = {"outer": tap.summarize(tap.parse_tap(
             outer_text.splitlines())) if outer_text else None}

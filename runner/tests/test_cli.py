@@ -1,0 +1,318 @@
+"""Unit tests for gupnm.cli (argument errors, exit statuses, parse, run/compare wiring).
+
+No VM runs: run_one() and ensure_tools() are mocked where a command would
+reach them.
+"""
+
+import argparse
+import contextlib
+import copy
+import io
+import json
+import shutil
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gupnm import cli, vmrun  # noqa: E402
+from gupnm.host import REPO, RunnerError, UsageError  # noqa: E402
+from gupnm.status import parse_status  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / 'data'
+REAL = DATA / 'real'
+BUG_VERDICT = ('verdict: shadow 0/512 fast \u2192 FAIL: GUP-fast rejects NULL-mapping '
+               'order-0 folios (bug present)')
+
+
+def call(argv):
+    """cli.main(argv) -> (return value or SystemExit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = cli.main(argv)
+        except SystemExit as e:
+            rc = ('exit', e.code)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def real_outcome(outdir=Path('/results/x'), exit_code=1):
+    summary = json.loads((REAL / 'debian-6.12.summary.json').read_text())
+    tap_text = parse_status((REAL / 'debian-6.12.status.log').read_text()).tap
+    return vmrun.RunOutcome(summary, exit_code, outdir, tap_text)
+
+
+class ArgumentErrorTest(unittest.TestCase):
+    """Bad usage is argparse's exit 2, before anything runs."""
+
+    def setUp(self):
+        p = mock.patch.object(cli, 'run_one', side_effect=AssertionError('must not run'))
+        self.run_one = p.start()
+        self.addCleanup(p.stop)
+
+    def assert_usage(self, argv, message=None):
+        rc, out, err = call(argv)
+        self.assertEqual(rc, ('exit', 2), (argv, out, err))
+        self.assertIn('usage: gupnm', err)
+        if message:
+            self.assertIn(message, err)
+        self.run_one.assert_not_called()
+
+    def test_vcpus_zero(self):
+        self.assert_usage(['run', '--vcpus', '0'], "argument --vcpus: '0' must be positive")
+
+    def test_not_numbers(self):
+        self.assert_usage(['run', '--vcpus', 'two'], "argument --vcpus: 'two' is not a number")
+        self.assert_usage(['run', '--memory', '1G'], "'1G' is not a number")
+        self.assert_usage(['run', '--timeout', '1.5'], "'1.5' is not a number")
+        self.assert_usage(['run', '--retries', 'x'], 'argument --retries')
+
+    def test_negative(self):
+        self.assert_usage(['run', '--memory', '-5'], "'-5' must be positive")
+        self.assert_usage(['compare', '--timeout', '0'], "'0' must be positive")
+
+    def test_choices(self):
+        self.assert_usage(['run', '--accel', 'hvf'], 'argument --accel')
+        self.assert_usage(['run', '--config', 'kasan'], 'argument --config')
+
+    def test_commands(self):
+        self.assert_usage([], 'required')
+        self.assert_usage(['boot'], 'invalid choice')
+        self.assert_usage(['parse'], 'file')
+        self.assert_usage(['run', '--no-such-option'], 'unrecognized arguments')
+
+    def test_help_is_exit_0(self):
+        rc, out, _ = call(['run', '--help'])
+        self.assertEqual(rc, ('exit', 0))
+        self.assertIn('debian:SERIES|RELEASE', out)     # kernels' doc: the spec forms
+
+    # Regression test (fixed bug): cli.py _vm_args: --retries is type=int, so -1 is accepted, and
+    # vmrun.run() then boots zero times and crashes with UnboundLocalError
+    # (see test_vmrun.RunTest.test_negative_retries_still_boots_once).
+    # Expected: an argparse error (exit 2) like --vcpus 0.
+    def test_negative_retries(self):
+        self.assert_usage(['run', '--retries', '-1'])
+
+
+class ParseCommandTest(unittest.TestCase):
+
+    def test_real_console_log(self):
+        rc, out, err = call(['parse', str(REAL / 'debian-6.12.console.log')])
+        self.assertEqual(rc, 1)
+        lines = out.splitlines()
+        self.assertEqual(lines[0], BUG_VERDICT)
+        self.assertEqual(lines[1], 'counts:  pass 44, fail 2, skip 0, xfail 0, timeout 0, error 0')
+        self.assertEqual(len(lines), 2, out)           # no splat, no TAP problem
+        self.assertEqual(err, '')
+
+    def test_real_status_log(self):
+        rc, out, _ = call(['parse', str(REAL / 'debian-6.12.status.log')])
+        self.assertEqual(rc, 1)
+        self.assertEqual(out.splitlines()[0], BUG_VERDICT)
+
+    def test_real_run_vmtests_console_log(self):
+        # Console of a real run through run_vmtests.sh: the inner TAP is judged.
+        rc, out, _ = call(['parse', str(REAL / 'source-6.12-nofix.console.log')])
+        self.assertEqual(rc, 1)
+        self.assertEqual(out.splitlines()[:2], [
+            BUG_VERDICT, 'counts:  pass 44, fail 2, skip 0, xfail 0, timeout 0, error 0'])
+        self.assertNotIn('TAP problem', out)
+
+    def test_plain_tap_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            f = Path(tmp) / 'tap.txt'
+            f.write_text(parse_status((REAL / 'debian-6.12.status.log').read_text()).tap)
+            rc, out, _ = call(['parse', str(f)])
+        self.assertEqual((rc, out.splitlines()[0]), (1, BUG_VERDICT))
+
+    def test_synthetic_logs(self):
+        cases = {'pass.log': 0, 'whole_skip.log': 4, 'bug_present.log': 1,
+                 'warning_splat.log': 1, 'early_panic.log': 1}
+        for name, want in cases.items():
+            with self.subTest(log=name):
+                rc, out, _ = call(['parse', str(DATA / name)])
+                self.assertEqual(rc, want, out)
+        _, out, _ = call(['parse', str(DATA / 'warning_splat.log')])
+        self.assertIn('SPLAT (warning) at line', out)
+        _, out, _ = call(['parse', str(DATA / 'early_panic.log')])
+        self.assertIn('TAP problem: no TAP output found', out)
+
+    def test_missing_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, out, err = call(['parse', str(Path(tmp) / 'nope.log')])
+        self.assertEqual(rc, 2)
+        self.assertEqual(out, '')
+        self.assertIn('gupnm: error: cannot read', err)
+        self.assertIn('No such file or directory', err)
+
+    def test_directory(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, _, err = call(['parse', tmp])
+        self.assertEqual(rc, 2)
+        self.assertIn('cannot read', err)
+
+    def test_empty_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            f = Path(tmp) / 'empty.log'
+            f.write_text('')
+            rc, out, _ = call(['parse', str(f)])
+        self.assertEqual(rc, 1)
+        self.assertIn('TAP problem: no TAP output found', out)
+
+
+class RunCommandTest(unittest.TestCase):
+
+    def test_run_reports_and_returns_the_exit_code(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with mock.patch.object(cli, 'run_one', return_value=real_outcome(Path(tmp))) as ro:
+                rc, out, _ = call(['run', '--kernel', 'debian:6.12', '--results', tmp,
+                                   '--vcpus', '4', '--memory', '2048', '--test-args', '-p 512'])
+        self.assertEqual(rc, 1)
+        spec, args, outdir = ro.call_args.args
+        self.assertEqual((spec, outdir), ('debian:6.12', Path(tmp)))
+        self.assertEqual(cli._options(args), vmrun.VmOptions(
+            accel='auto', vcpus=4, memory_mb=2048, append='', timeout=300, test_args='-p 512',
+            retries=2, kmemleak=False))
+        self.assertTrue(out.startswith('TAP version 13\n'))
+        self.assertIn('\nkernel:  6.12.117+deb12-amd64 (debian:6.12)\n', out)
+        self.assertIn('\nvm:      tcg (the CPU shows no vmx/svm flag (no nested virtualization)), '
+                      '2 vCPUs, 1024 MiB\n', out)
+        self.assertIn('\n' + BUG_VERDICT + '\n', out)
+        self.assertIn('         1 thread(s): shadow/anon = 2.29\n', out)
+        self.assertTrue(out.endswith('exit:    1\n'))
+        self.assertNotIn('PROBLEM', out)
+
+    def test_default_kernel_and_results_dir(self):
+        with mock.patch.object(cli, 'run_one', return_value=real_outcome()) as ro:
+            call(['run', '--config', 'debug'])
+        spec, args, outdir = ro.call_args.args
+        self.assertEqual(spec, cli.DEFAULT_KERNEL)
+        self.assertEqual(outdir.parent, REPO / 'results')
+        self.assertRegex(outdir.name, r'^\d{8}-\d{6}-debian_6\.12$')
+        self.assertTrue(cli._options(args).kmemleak)
+
+    def test_report_problems_splats_and_notes(self):
+        out = real_outcome(exit_code=3)
+        s = out.summary
+        s['problems'] = ['timed out after 300 s']
+        s['notes'] = ['1 retried boot(s) (early-boot death)']
+        s['boot_attempts'] = 2
+        s['splats'] = [{'kind': 'warning', 'line': 7, 'excerpt': 'WARNING: x\nRIP: y'}]
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            cli.report(out, show_tap=False)
+        text = buf.getvalue()
+        self.assertFalse(text.startswith('TAP'))
+        self.assertIn(', 2 boots\n', text)
+        self.assertIn('SPLAT (warning) at console line 7:\n    WARNING: x\n    RIP: y\n', text)
+        self.assertIn('PROBLEM: timed out after 300 s\n', text)
+        self.assertIn('note:    1 retried boot(s) (early-boot death)\n', text)
+        self.assertIn('exit:    3', text)
+
+    def test_runner_error_is_exit_3(self):
+        with mock.patch.object(cli, 'run_one', side_effect=RunnerError('kernel build failed')):
+            rc, _, err = call(['run'])
+        self.assertEqual(rc, vmrun.EXIT_INFRA)
+        self.assertEqual(err, 'gupnm: error: kernel build failed\n')
+
+    def test_usage_error_is_exit_2(self):
+        with mock.patch.object(cli, 'run_one', side_effect=UsageError('bad kernel spec')):
+            rc, _, err = call(['run'])
+        self.assertEqual(rc, vmrun.EXIT_USAGE)
+        self.assertIn('bad kernel spec', err)
+
+    def test_bad_spec_through_the_real_run_one(self):
+        # run_one -> kernels.prepare -> parse_spec raises UsageError: exit 2.
+        with mock.patch.object(cli, 'ensure_tools') as et:
+            rc, _, err = call(['run', '--kernel', 'debian'])
+        self.assertEqual(rc, 2)
+        self.assertIn("bad kernel spec 'debian'", err)
+        et.assert_called_once_with(source_build=False)
+
+    def test_interrupt_is_130(self):
+        with mock.patch.object(cli, 'run_one', side_effect=KeyboardInterrupt):
+            rc, _, err = call(['run'])
+        self.assertEqual(rc, 130)
+        self.assertIn('interrupted', err)
+
+    def test_run_one_direct_drops_run_vmtests(self):
+        prep = mock.Mock(run_vmtests=Path('/t/run_vmtests.sh'))
+        args = argparse.Namespace(
+            config='default', accel='tcg', vcpus=2, memory=1024, append='', timeout=300,
+            test_args='', retries=2)
+        with mock.patch.object(cli, 'ensure_tools') as et, \
+                mock.patch.object(cli.kernels, 'prepare', return_value=prep) as kp, \
+                mock.patch.object(cli.vmrun, 'run', return_value='outcome') as vr:
+            self.assertEqual(cli.run_one('source:debian-6.12:nofix', args, Path('/o'), direct=True),
+                             'outcome')
+        et.assert_called_once_with(source_build=True)
+        kp.assert_called_once_with('source:debian-6.12:nofix', variant='default')
+        self.assertIsNone(prep.run_vmtests)
+        self.assertEqual(vr.call_args.args[2], Path('/o'))
+        self.assertIn('prepare', vr.call_args.kwargs['durations'])
+
+
+class CompareCommandTest(unittest.TestCase):
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix='gupnm-test-cli-'))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        p = mock.patch.object(cli, 'progress')
+        p.start()
+        self.addCleanup(p.stop)
+
+    def outcomes(self):
+        a = real_outcome(self.tmp / 'a')
+        b = real_outcome(self.tmp / 'b', exit_code=0)
+        b.summary = copy.deepcopy(b.summary)
+        for row in b.summary['bench']:
+            if row['backing'] == 'shadow':
+                row['median'] = 300.0
+        return [a, b]
+
+    def test_compare_without_gnuplot(self):
+        with mock.patch.object(cli, 'run_one', side_effect=self.outcomes()) as ro, \
+                mock.patch.object(cli, 'ensure_tools', side_effect=RunnerError('missing tools')):
+            rc, out, _ = call(['compare', '--results', str(self.tmp)])
+        self.assertEqual(rc, 0)
+        self.assertEqual([c.args[0] for c in ro.call_args_list],
+                         ['source:debian-6.12:nofix', 'source:debian-6.12:all'])
+        self.assertEqual([c.args[2] for c in ro.call_args_list], [self.tmp / 'a', self.tmp / 'b'])
+        self.assertIn('plot:    skipped (gnuplot missing)', out)
+        rows = json.loads((self.tmp / 'compare.json').read_text())
+        self.assertEqual([(r['threads'], r['a_shadow'], r['b_shadow']) for r in rows],
+                         [(1, 730.4, 300.0), (2, 745.8, 300.0)])
+        text = (self.tmp / 'compare.txt').read_text()
+        self.assertTrue(text.startswith('A = source:debian-6.12:nofix (6.12.117+deb12-amd64)\n'
+                                        'B = source:debian-6.12:all (6.12.117+deb12-amd64)\n'))
+        self.assertIn(text, out)
+
+    def test_compare_plots(self):
+        with mock.patch.object(cli, 'run_one', side_effect=self.outcomes()), \
+                mock.patch.object(cli, 'ensure_tools'), \
+                mock.patch.object(cli.subprocess, 'run') as sp:
+            rc, out, _ = call(['compare', '--results', str(self.tmp), '--a', 'debian:6.12',
+                               '--b', 'image:/k"q:/d'])
+        self.assertEqual(rc, 0)
+        sp.assert_called_once_with(['gnuplot', str(self.tmp / 'compare.gp')], check=True)
+        self.assertIn(f'plot:    {self.tmp / "compare.png"}', out)
+        script = (self.tmp / 'compare.gp').read_text()
+        self.assertIn('title "B shadow: image:/k\'q:/d"', script)   # quote cannot end the string
+        self.assertEqual((self.tmp / 'compare.dat').read_text().splitlines(),
+                         ['# threads a_shadow a_anon b_shadow b_anon',
+                          '1 730.4 319.6 300.0 319.6', '2 745.8 304.3 300.0 304.3'])
+
+    def test_compare_needs_a_bench(self):
+        a, b = self.outcomes()
+        b.summary['bench'] = []
+        with mock.patch.object(cli, 'run_one', side_effect=[a, b]):
+            rc, _, err = call(['compare', '--results', str(self.tmp)])
+        self.assertEqual(rc, vmrun.EXIT_INFRA)
+        self.assertIn('produced no benchmark table', err)
+
+
+if __name__ == '__main__':
+    unittest.main()
