@@ -4,8 +4,8 @@
 #
 #   patchgen/gen-series.sh [-o OUTDIR] [-b BASE_TREE]
 #
-# Each patch is built in a throw-away worktree of a pristine kernel git tree
-# (default: Debian's linux-source-6.12, see runner/linux-source-base.sh):
+# Each patch is a commit built in a scratch index on top of a pristine kernel
+# git tree (default: Debian's linux-source-6.12, runner/linux-source-base.sh):
 # the new files are copied from their kernel-tree paths in this repository,
 # the edits to existing upstream files are applied from patchgen/edits/,
 # and the commit message comes from patchgen/messages/. Author and dates
@@ -48,38 +48,36 @@ export GIT_COMMITTER_EMAIL=$GIT_AUTHOR_EMAIL
 export GIT_AUTHOR_DATE="2026-11-30T12:00:00+0000"
 export GIT_COMMITTER_DATE=$GIT_AUTHOR_DATE
 
-wt=$(mktemp -d "${TMPDIR:-/tmp}/gen-series.XXXXXX")
-cleanup() {
-	git -C "$base" worktree remove --force "$wt" 2>/dev/null || rm -rf "$wt"
-	git -C "$base" worktree prune
-}
-trap cleanup EXIT
-git -C "$base" worktree add -q --detach "$wt" HEAD
-start=$(git -C "$wt" rev-parse HEAD)
+# Build the commits in a scratch index: no checkout of the base tree.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/gen-series.XXXXXX")
+export GIT_INDEX_FILE=$scratch/index
+trap 'rm -rf "$scratch"' EXIT
+git -C "$base" read-tree HEAD
+start=$(git -C "$base" rev-parse HEAD)
+head=$start
 
 for step in "${steps[@]}"; do
 	name=${step%%|*}
 	files=${step#*|}
 	for f in $files; do
 		[ -f "$repo/$f" ] || die "$f is missing from the repository."
-		mkdir -p "$wt/$(dirname "$f")"
-		cp "$repo/$f" "$wt/$f"
+		blob=$(git -C "$base" hash-object -w "$repo/$f")
+		git -C "$base" update-index --add --cacheinfo "100644,$blob,$f"
 	done
 	edits=$gen/edits/$name.diff
 	if [ -f "$edits" ]; then
-		git -C "$wt" apply --whitespace=error "$edits" ||
+		git -C "$base" apply --cached --whitespace=error "$edits" ||
 			die "patchgen/edits/$name.diff does not apply to $base."
 	fi
-	msg=$(mktemp)
+	msg=$scratch/msg
 	{ cat "$gen/messages/$name.txt"; echo; echo "Signed-off-by: $author"; } >"$msg"
-	git -C "$wt" add -A -f
-	git -C "$wt" commit -q --no-verify -F "$msg"
-	rm -f "$msg"
+	tree=$(git -C "$base" write-tree)
+	head=$(git -C "$base" commit-tree "$tree" -p "$head" -F "$msg")
 done
 
 tmp_out=$(mktemp -d)
-git -C "$wt" format-patch -q --cover-letter --no-signature --zero-commit \
-	--no-binary -o "$tmp_out" "$start..HEAD"
+git -C "$base" format-patch -q --cover-letter --no-signature --zero-commit \
+	--no-binary -o "$tmp_out" "$start..$head"
 
 cover=$tmp_out/0000-cover-letter.patch
 subject=$(head -n1 "$gen/messages/cover-letter.txt")

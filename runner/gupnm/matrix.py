@@ -135,9 +135,12 @@ def assertions(summary: dict, tap_text: str, bug: bool, *,
 
 
 def _args(config: str, test_args: str) -> argparse.Namespace:
-    return argparse.Namespace(config=config, accel="auto", vcpus=2, memory=1024,
-                              append="", timeout=600 if config == "debug" else 300,
-                              retries=2, test_args=test_args, results=None)
+    debug = config == "debug"
+    return argparse.Namespace(config=config, accel="auto", vcpus=2,
+                              memory=1536 if debug else 1024,
+                              append="page_owner=on" if debug else "",
+                              timeout=900 if debug else 300, retries=2,
+                              test_args=test_args, results=None)
 
 
 def _run(t, matrix, config: str, test_args: str, direct: bool) -> None:

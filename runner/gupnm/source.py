@@ -37,20 +37,52 @@ class SourceKernel:
     variant: str
 
 
-def series(selection: str) -> list[Path]:
+def current_series(base: Path) -> Path:
+    """The patch directory that matches the working tree.
+
+    patches/ when it is what patchgen/gen-series.sh makes of the repository
+    now; otherwise (a file was edited and `make patches` not yet run) a
+    freshly generated copy in the cache, so the kernel tested is the one the
+    working tree describes, and patches/ is left alone.
+    """
+    fresh = cache_dir() / "series" / "current"
+    tmp = fresh.with_name("current.tmp")
+    run(["rm", "-rf", tmp])
+    try:
+        run([REPO / "patchgen" / "gen-series.sh", "-o", tmp, "-b", base],
+            what="patchgen/gen-series.sh")
+    except RunnerError as err:
+        # Another base than the series was made for: its hunks may not apply
+        # exactly; the committed patches/ are what to try there.
+        progress(f"cannot regenerate the series on {base}; using patches/ "
+                 f"as committed ({str(err).splitlines()[0]})")
+        return PATCHES
+    same = subprocess.run(["diff", "-rq", str(PATCHES), str(tmp)],
+                          capture_output=True).returncode == 0
+    if same:
+        run(["rm", "-rf", tmp])
+        return PATCHES
+    progress("patches/ is older than the files it is made of: testing a fresh "
+             "series (run make patches to update patches/)")
+    run(["rm", "-rf", fresh])
+    tmp.rename(fresh)
+    return fresh
+
+
+def series(selection: str, patch_dir: Path = PATCHES) -> list[Path]:
     if selection not in SELECTIONS:
         raise UsageError(f"unknown patch selection '{selection}': use "
-                          + ", ".join(SELECTIONS))
+                         + ", ".join(SELECTIONS))
     if selection == "none":
         return []
-    listing = PATCHES / "series"
+    listing = patch_dir / "series"
     if not listing.exists():
         raise RunnerError(f"{listing} missing: run make patches")
     names = [l.strip() for l in listing.read_text().splitlines()
              if l.strip() and not l.startswith("#")]
     if selection == "nofix":
         names = names[:-1]
-    return [PATCHES / n for n in names]
+    return [patch_dir / n for n in names]
 
 
 def resolve_base(spec: str) -> Path:
@@ -115,7 +147,8 @@ def make_env(kroot: Path) -> dict:
 def prepare(spec: str, selection: str, variant: str = "default") -> SourceKernel:
     base = resolve_base(spec)
     head = _git(base, "rev-parse", "HEAD")
-    patches = series(selection)
+    patches = series(selection, current_series(base) if selection != "none"
+                     else PATCHES)
     key = f"{_slug(base.name)}-{head[:12]}-{selection}-{variant}"
     kroot = cache_dir() / "kernels" / key
     kroot.mkdir(parents=True, exist_ok=True)
