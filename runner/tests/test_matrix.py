@@ -369,9 +369,9 @@ class MatrixTableTest(unittest.TestCase):
 
     def test_args_fit_cli_options(self):
         opts = cli._options(matrix._args('debug', matrix.DEBUG_TEST_ARGS))
-        self.assertEqual(opts, vmrun.VmOptions(accel='auto', vcpus=2, memory_mb=1024, append='',
-                                               timeout=600, test_args='-R 1000', retries=2,
-                                               kmemleak=True))
+        self.assertEqual(opts, vmrun.VmOptions(accel='auto', vcpus=2, memory_mb=1536,
+                                               append='page_owner=on', timeout=900,
+                                               test_args='-R 1000', retries=2, kmemleak=True))
         opts = cli._options(matrix._args('default', ''))
         self.assertEqual((opts.timeout, opts.kmemleak, opts.test_args), (300, False, ''))
 
@@ -423,7 +423,7 @@ class RunMatrixTest(unittest.TestCase):
         with mock.patch.object(cli, 'run_one', side_effect=fake_run_one), \
                 redirect_stdout(io.StringIO()):
             matrix.run_debug(t)
-        self.assertEqual(seen, [(s, 'debug', '-R 1000', 600, True) for s, _ in matrix.DEBUG_MATRIX])
+        self.assertEqual(seen, [(s, 'debug', '-R 1000', 900, True) for s, _ in matrix.DEBUG_MATRIX])
         self.assertTrue(all(n.startswith('vm source:debian-6.12:') and '(debug)' in n
                             for n, _ in t.records))
 
