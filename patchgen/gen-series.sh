@@ -76,7 +76,7 @@ for step in "${steps[@]}"; do
 done
 
 tmp_out=$(mktemp -d)
-git -C "$base" format-patch -q --cover-letter --no-signature --zero-commit \
+git -C "$base" -c core.abbrev=12 format-patch -q --cover-letter --no-signature --zero-commit \
 	--no-binary -o "$tmp_out" "$start..$head"
 
 cover=$tmp_out/0000-cover-letter.patch

@@ -203,7 +203,10 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
         stamp.write_text(digest + "\n")
 
     jobs = str(os.cpu_count() or 1)
-    progress(f"building linux in {build} (make -j{jobs}; log {log})")
+    cold = not (build / "vmlinux").exists()
+    progress(f"building linux in {build} (make -j{jobs}; log {log})"
+             + ("; a cold build takes about 5 min on 2 cores, less with a "
+                "warm ccache" if cold else ""))
     run([*make, f"-j{jobs}", "vmlinux", "modules"], log=log, env=env,
         what="kernel build", tail=40)
     release = run([*make, "-s", "kernelrelease"], env=env).strip().splitlines()[-1]
