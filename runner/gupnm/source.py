@@ -207,12 +207,16 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
     progress(f"building linux in {build} (make -j{jobs}; log {log})"
              + ("; a cold build takes about 5 min on 2 cores, less with a "
                 "warm ccache" if cold else ""))
-    run([*make, f"-j{jobs}", "vmlinux", "modules"], log=log, env=env,
+    # vmlinux boots via PVH without the emulated decompressor; KASAN kernels
+    # cannot (see configs/debug.config), so the debug variant boots bzImage.
+    target = "bzImage" if variant == "debug" else "vmlinux"
+    run([*make, f"-j{jobs}", target, "modules"], log=log, env=env,
         what="kernel build", tail=40)
     release = run([*make, "-s", "kernelrelease"], env=env).strip().splitlines()[-1]
     module = build / "lib" / "test_gup_fast.ko" if with_module else None
     if module and not module.exists():
         raise RunnerError(f"{module} was not built: is CONFIG_TEST_GUP_FAST=m "
                           f"in {build}/.config?")
-    return SourceKernel(release, build / "vmlinux", module, build, tree, base,
+    image = build / ("arch/x86/boot/bzImage" if variant == "debug" else "vmlinux")
+    return SourceKernel(release, image, module, build, tree, base,
                         head, [p.name for p in patches], variant)
