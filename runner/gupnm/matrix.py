@@ -26,7 +26,7 @@ DEBUG_MATRIX = [
     ("source:debian-6.12:nofix", True),
     ("source:debian-6.12:all", False),
 ]
-DEBUG_TEST_ARGS = "-R 1000"
+DEBUG_TEST_ARGS = "-p 32 -R 1000 -B"
 # MemFree after rmmod may trail MemFree before modprobe by this much: slab
 # caches grown by the test stay; KASAN's quarantine holds freed objects on
 # debug kernels. Page references are proven by live_pages, not by this.

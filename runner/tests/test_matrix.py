@@ -373,7 +373,7 @@ class MatrixTableTest(unittest.TestCase):
         opts = cli._options(matrix._args('debug', matrix.DEBUG_TEST_ARGS))
         self.assertEqual(opts, vmrun.VmOptions(accel='auto', vcpus=2, memory_mb=1536,
                                                append='page_owner=on', timeout=900,
-                                               test_args='-R 1000', retries=2, kmemleak=True))
+                                               test_args='-p 32 -R 1000 -B', retries=2, kmemleak=True))
         opts = cli._options(matrix._args('default', ''))
         self.assertEqual((opts.timeout, opts.kmemleak, opts.test_args), (300, False, ''))
 
@@ -425,7 +425,7 @@ class RunMatrixTest(unittest.TestCase):
         with mock.patch.object(cli, 'run_one', side_effect=fake_run_one), \
                 redirect_stdout(io.StringIO()):
             matrix.run_debug(t)
-        self.assertEqual(seen, [(s, 'debug', '-R 1000', 900, True) for s, _ in matrix.DEBUG_MATRIX])
+        self.assertEqual(seen, [(s, 'debug', '-p 32 -R 1000 -B', 900, True) for s, _ in matrix.DEBUG_MATRIX])
         self.assertTrue(all(n.startswith('vm source:debian-6.12:') and '(debug)' in n
                             for n, _ in t.records))
 
