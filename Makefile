@@ -7,7 +7,8 @@
 #                   runner/gupnm-run run --help)
 #   make compare    the benchmark on two kernels, side by side, with a plot
 #   make check      everything that proves the test right (README)
-#   make check-debug  the debug-kernel run (KASAN, lockdep, kmemleak, ...)
+#   make check-quick  the same without the debug kernels
+#   make check-debug  only the debug-kernel runs (KASAN, lockdep, kmemleak, ...)
 #   make patches    regenerate patches/ from the repository
 #   make unit       the runner's unit tests only
 
@@ -18,7 +19,7 @@ RUN_ARGS ?=
 A ?= source:debian-6.12:nofix
 B ?= source:debian-6.12:all
 
-.PHONY: run compare check check-debug patches unit help
+.PHONY: run compare check check-quick check-debug patches unit help
 
 help:
 	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
@@ -31,6 +32,9 @@ compare:
 
 check:
 	$(PYTHON) runner/gupnm-check $(CHECK_ARGS)
+
+check-quick:
+	$(PYTHON) runner/gupnm-check --no-debug $(CHECK_ARGS)
 
 check-debug:
 	$(PYTHON) runner/gupnm-check --debug $(CHECK_ARGS)

@@ -5,7 +5,7 @@ Host checks: the runner's unit tests, the module against Debian's 6.1 and
 -Werror, shellcheck, checkpatch --strict on every patch, the series applying
 with git am and patch -p1 to linux-source-6.12 and matching what
 patchgen/gen-series.sh makes. VM checks: the expected verdict on real
-kernels (see matrix.py). Prints one `ok`/`not ok` line per check and ends
+kernels, default and debug configs (see matrix.py). Prints one `ok`/`not ok` line per check and ends
 with `N passed, N failed`.
 """
 from __future__ import annotations
@@ -204,7 +204,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="skip the VM matrix")
     ap.add_argument("--vm-only", action="store_true", help="only the VM matrix")
     ap.add_argument("--debug", action="store_true",
-                    help="the debug-kernel matrix instead (make check-debug)")
+                    help="only the debug-kernel matrix (make check-debug)")
+    ap.add_argument("--no-debug", action="store_true",
+                    help="leave out the debug-kernel matrix (make check-quick)")
     args = ap.parse_args(argv)
     t0 = time.monotonic()
     t = Tally()
@@ -230,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.host_only:
             progress("VM matrix")
             matrix.run_matrix(t)
+            if not args.no_debug:
+                progress("VM matrix, debug kernels")
+                matrix.run_debug(t)
     minutes = (time.monotonic() - t0) / 60
     print(f"# make check{' (debug)' if args.debug else ''} took {minutes:.1f} min")
     if t.failures:
