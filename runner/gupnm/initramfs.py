@@ -86,6 +86,8 @@ def build(payload: Payload, workdir: Path) -> Path:
         dst.chmod(0o755)
 
     env = {"GUPNM_TESTDIR": TESTDIR, "GUPNM_CMD": payload.command,
+           # The kernel keeps 15 characters of a command name.
+           "GUPNM_COMM": "gup_null_mapping"[:15],
            "GUPNM_KMEMLEAK": "1" if payload.kmemleak else ""}
     env.update(payload.extra_env)
     (root / "etc" / "gupnm.env").write_text(

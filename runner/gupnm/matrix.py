@@ -122,6 +122,10 @@ def assertions(summary: dict, tap_text: str, bug: bool, *,
               + ("not ok" if bug else "ok"),
               ("FAIL" in outer) if bug else ("PASS" in outer), outer)
     if debug:
+        po = summary.get("page_owner") or {}
+        check("no user page (anon, shmem) left allocated by the test after it "
+              "exited (page_owner)", po.get("user_pages") == 0,
+              f"page_owner: {po or 'not reported (page_owner=on missing?)'}")
         bad = sorted(c["name"] for c in summary.get("cases", [])
                      if c["name"].startswith(("abi_", "race_"))
                      and c["status"] != "pass")

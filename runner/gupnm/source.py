@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
+import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -217,6 +220,17 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
     if module and not module.exists():
         raise RunnerError(f"{module} was not built: is CONFIG_TEST_GUP_FAST=m "
                           f"in {build}/.config?")
+    if module:
+        # A snapshot taken under the lock: another run may rebuild the tree
+        # for other patches as soon as the lock is released.
+        snaps = cache_dir() / "tmp"
+        snaps.mkdir(exist_ok=True)
+        for old in snaps.glob("ko-*"):
+            if time.time() - old.stat().st_mtime > 86400:
+                shutil.rmtree(old, ignore_errors=True)
+        snap = Path(tempfile.mkdtemp(prefix="ko-", dir=snaps))
+        shutil.copy2(module, snap / module.name)
+        module = snap / module.name
     image = build / ("arch/x86/boot/bzImage" if variant == "debug" else "vmlinux")
     return SourceKernel(release, image, module, build, tree, base,
                         head, [p.name for p in patches], variant)

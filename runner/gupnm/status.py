@@ -12,6 +12,10 @@ class GuestStatus:
     rmmod: str | None = None           # "ok" / "failed" / None
     times: dict[str, float] = field(default_factory=dict)
     memfree_kb: dict[str, int] = field(default_factory=dict)   # before/after
+    # Pages the test left allocated after it exited (page_owner): user
+    # memory (LRU) and other non-slab pages; None when not reported.
+    page_owner_user: int | None = None
+    page_owner_other: int | None = None
     tap: str = ""
     dmesg: str = ""
     complete_tap: bool = False
@@ -42,6 +46,9 @@ def parse_status(text: str) -> GuestStatus:
             st.exit_code = int(m.group(1))
         elif m := re.fullmatch(r"GUPNM-RMMOD: (\w+)", line):
             st.rmmod = m.group(1)
+        elif m := re.fullmatch(r"GUPNM-PAGE-OWNER: (\d+) (\d+)", line):
+            st.page_owner_user = int(m.group(1))
+            st.page_owner_other = int(m.group(2))
         elif m := re.fullmatch(r"GUPNM-MEMFREE: (\w+) (\d+)", line):
             st.memfree_kb[m.group(1)] = int(m.group(2))
         elif m := re.fullmatch(r"GUPNM-TIME: (\w+) ([\d.]+)", line):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import console, initramfs, qemu, results, tap
-from .host import RunnerError, cache_dir, progress
+from .host import RunnerError, progress
 from .kernels import Prepared
 from .status import parse_status
 
@@ -78,6 +78,10 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     outdir.mkdir(parents=True, exist_ok=True)
     durations = dict(durations or {})
     t0 = time.monotonic()
+    if prep.run_vmtests and opts.test_args:
+        progress("test arguments given: running gup_null_mapping directly, "
+                 "not through run_vmtests.sh (which passes none)")
+        prep.run_vmtests = None
     if prep.run_vmtests:
         command = "bash ./run_vmtests.sh -t gup_fast"
         files = {"gup_null_mapping": prep.test_binary,
@@ -88,10 +92,11 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     payload = initramfs.Payload(prep.release, prep.module, files, command,
                                 need_bash=bool(prep.run_vmtests),
                                 kmemleak=opts.kmemleak)
-    cpio = initramfs.build(payload, cache_dir() / "initramfs" / _slug(prep.spec))
+    # Per run, not per kernel: two runs of one kernel must not share it.
+    cpio = initramfs.build(payload, outdir / "initramfs")
     durations["initramfs"] = time.monotonic() - t0
 
-    accel, accel_reason = choose_accel(opts, prep, cache_dir() / "initramfs")
+    accel, accel_reason = choose_accel(opts, prep, outdir / "initramfs")
     append = " ".join(x for x in (qemu.BASE_APPEND, opts.append) if x)
     attempts = []
     for attempt in range(1 + max(0, opts.retries)):
@@ -159,6 +164,9 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     summary["problems"] = problems
     summary["rmmod"] = st.rmmod
     summary["memfree_kb"] = st.memfree_kb
+    if st.page_owner_user is not None:
+        summary["page_owner"] = {"user_pages": st.page_owner_user,
+                                 "other_pages": st.page_owner_other}
     if {"before", "after"} <= st.memfree_kb.keys():
         summary["memfree_delta_kb"] = st.memfree_kb["before"] - st.memfree_kb["after"]
     if prep.run_vmtests:

@@ -163,5 +163,16 @@ class SyntheticStatusTest(unittest.TestCase):
         self.assertEqual(st.times, {'init': 4.1, 'modprobe': 12.0})
 
 
+
+class PageOwnerLineTest(unittest.TestCase):
+    def test_page_owner_counts(self):
+        st = parse_status("GUPNM-STATUS: booted\nGUPNM-PAGE-OWNER: 5 518\nGUPNM-EXIT: 1\n")
+        self.assertEqual((st.page_owner_user, st.page_owner_other), (5, 518))
+
+    def test_page_owner_absent(self):
+        st = parse_status("GUPNM-STATUS: booted\nGUPNM-EXIT: 0\n")
+        self.assertIsNone(st.page_owner_user)
+
+
 if __name__ == '__main__':
     unittest.main()

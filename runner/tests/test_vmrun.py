@@ -315,7 +315,8 @@ class RunTest(unittest.TestCase):
             '6.12.117+deb12-amd64', Path('/m/test_gup_fast.ko'),
             {'gup_null_mapping': Path('/s/gup_null_mapping')}, './gup_null_mapping',
             need_bash=False, kmemleak=False))
-        self.assertEqual(workdir, self.tmp / 'cache' / 'initramfs' / 'debian_6.12')
+        # Per run (inside the results directory), never shared between runs.
+        self.assertEqual(workdir, self.outdir / 'initramfs')
 
     def test_real_run_vmtests_boot_reproduces_real_summary(self):
         want = json.loads((REAL / 'source-6.12-nofix.summary.json').read_text())
