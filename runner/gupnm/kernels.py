@@ -14,6 +14,7 @@ A spec names one kernel to test:
 from __future__ import annotations
 
 import hashlib
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,13 +71,16 @@ def _build_module_locked(kdir: Path, out: Path) -> Path:
     h = hashlib.sha256(str(kdir).encode())
     for name in MODULE_INPUTS:
         h.update((REPO / name).read_bytes())
-    stamp = out / ".gupnm-inputs"
+    stamp = out / ".gupnm-inputs-v2"
     ko = out / "test_gup_fast.ko"
     if ko.exists() and stamp.exists() and stamp.read_text() == h.hexdigest():
         return ko
     log = out.parent / f"{out.name}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
+    # Other inputs than last time: start clean. make compares mtimes only,
+    # and a checkout's older source would not rebuild a newer object.
+    shutil.rmtree(out, ignore_errors=True)
     progress(f"building test_gup_fast.ko against {kdir}")
     run([REPO / "oot" / "build-module.sh", kdir, out, "W=1"], log=log,
         what="module build")
