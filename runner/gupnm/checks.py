@@ -148,6 +148,17 @@ def check_series(t: Tally, base: Path) -> None:
             _sh(["git", "-C", base, "worktree", "remove", "--force", wt])
     t.guard("series: patch -p1 onto linux-source-6.12", patch_p1)
 
+    def kselftest_build():
+        if not applied:
+            return False, "the series did not apply"
+        with tempfile.TemporaryDirectory() as out:
+            rc, log = _sh(["make", "-C", am_tree / "tools/testing/selftests/mm",
+                           f"OUTPUT={out}", f"{out}/gup_null_mapping"])
+            warnings = [l for l in log.splitlines() if "warning:" in l]
+            return rc == 0 and not warnings, "\n".join(warnings) or log
+    t.guard("series: gup_null_mapping builds with the tree's own "
+            "selftests/mm Makefile, no warnings", kselftest_build)
+
     try:
         checkpatch = base / "scripts/checkpatch.pl"
         for p in patch_files():
