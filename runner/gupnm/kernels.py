@@ -14,6 +14,7 @@ A spec names one kernel to test:
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -115,6 +116,17 @@ def _kselftest_tree() -> Path:
 
 
 def _release_of(kdir: Path) -> str:
+    """uname -r of the kernel a build/headers directory belongs to.
+
+    UTS_RELEASE first: Debian's headers carry the upstream version
+    ("6.1.192") in include/config/kernel.release but the real release
+    ("6.1.0-57-amd64") in utsrelease.h.
+    """
+    uts = kdir / "include" / "generated" / "utsrelease.h"
+    if uts.exists():
+        m = re.search(r'UTS_RELEASE\s+"([^"]+)"', uts.read_text())
+        if m:
+            return m.group(1)
     rel = kdir / "include" / "config" / "kernel.release"
     if rel.exists():
         return rel.read_text().strip()

@@ -463,5 +463,27 @@ class FixHeadersTest(unittest.TestCase):
                                              'linux-headers-6.12.117+deb12-common/Makefile\n')
 
 
+
+class ReleaseOfTest(unittest.TestCase):
+    """image:KERNEL:HEADERS takes uname -r from UTS_RELEASE (Debian's layout)."""
+
+    def test_debian_headers_use_utsrelease(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = Path(tmp)
+            (kdir / 'include/config').mkdir(parents=True)
+            (kdir / 'include/generated').mkdir(parents=True)
+            (kdir / 'include/config/kernel.release').write_text('6.1.192\n')
+            (kdir / 'include/generated/utsrelease.h').write_text(
+                '#define UTS_RELEASE "6.1.0-57-amd64"\n')
+            self.assertEqual(kernels._release_of(kdir), '6.1.0-57-amd64')
+
+    def test_kernel_release_file_as_fallback(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = Path(tmp)
+            (kdir / 'include/config').mkdir(parents=True)
+            (kdir / 'include/config/kernel.release').write_text('6.12.117+\n')
+            self.assertEqual(kernels._release_of(kdir), '6.12.117+')
+
+
 if __name__ == '__main__':
     unittest.main()
