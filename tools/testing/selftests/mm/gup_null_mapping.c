@@ -1337,6 +1337,48 @@ struct verdict_loop {
 	unsigned long bad_nr_fast;	/* nr_fast above nr_pages, or 0 */
 };
 
+/*
+ * Start @pl's pinning thread and wait until it runs; on failure @b is
+ * destroyed and false returned.
+ */
+static bool pin_loop_start(const char *name, struct pin_loop *pl,
+			   struct buf *b, pthread_barrier_t *start)
+{
+	pthread_barrier_init(start, NULL, 2);
+	if (!thread_create(name, &pl->thread, pin_loop_fn, pl)) {
+		pthread_barrier_destroy(start);
+		buf_destroy(b);
+		return false;
+	}
+	pthread_barrier_wait(start);
+	return true;
+}
+
+/*
+ * Wait for @pl's thread, first telling it to stop when @interrupt (else a
+ * bounded loop makes all its calls), and destroy @b; false (with the reason
+ * printed) when a BENCH call returned an errno the case does not accept.
+ */
+static bool pin_loop_stop(const char *name, struct pin_loop *pl,
+			  struct buf *b, pthread_barrier_t *start,
+			  bool interrupt)
+{
+	char ebuf[64];
+
+	if (interrupt)
+		store_release(&pl->stop, 1);
+	pthread_join(pl->thread, NULL);
+	pthread_barrier_destroy(start);
+	buf_destroy(b);
+	if (!pl->bad_err)
+		return true;
+	ksft_print_msg("%s: BENCH call %u returned %s, expected success%s\n",
+		       name, pl->calls,
+		       errno_name(pl->bad_err, ebuf, sizeof(ebuf)),
+		       pl->accept_efault ? " or EFAULT" : "");
+	return false;
+}
+
 static void *verdict_loop_fn(void *arg)
 {
 	struct verdict_loop *vl = arg;
@@ -1463,7 +1505,6 @@ static bool race_partial_munmap_bench(const char *name)
 	unsigned int i, nr_efault = 0;
 	pthread_barrier_t start;
 	struct pin_loop pl;
-	char ebuf[64];
 	size_t half;
 	struct buf b;
 	bool ok = true;
@@ -1475,13 +1516,8 @@ static bool race_partial_munmap_bench(const char *name)
 		pin_loop_init(&pl, &b, &start);
 		pl.max_calls = 1;
 		pl.accept_efault = true;
-		pthread_barrier_init(&start, NULL, 2);
-		if (!thread_create(name, &pl.thread, pin_loop_fn, &pl)) {
-			pthread_barrier_destroy(&start);
-			buf_destroy(&b);
+		if (!pin_loop_start(name, &pl, &b, &start))
 			return false;
-		}
-		pthread_barrier_wait(&start);
 		if (munmap(b.addr + half, b.len - half)) {
 			ksft_print_msg("%s: iteration %u: munmap() failed: %s\n",
 				       name, i, strerror(errno));
@@ -1489,18 +1525,9 @@ static bool race_partial_munmap_bench(const char *name)
 		} else {
 			b.len = half;
 		}
-		pthread_join(pl.thread, NULL);
-		pthread_barrier_destroy(&start);
-		buf_destroy(&b);
-
-		nr_efault += pl.nr_efault;
-		if (pl.bad_err) {
-			ksft_print_msg("%s: iteration %u: BENCH: %s, expected 0 or EFAULT\n",
-				       name, i,
-				       errno_name(pl.bad_err, ebuf,
-						  sizeof(ebuf)));
+		if (!pin_loop_stop(name, &pl, &b, &start, false))
 			ok = false;
-		}
+		nr_efault += pl.nr_efault;
 	}
 	if (ok)
 		ksft_print_msg("%s: %lu iterations, %u BENCH calls hit EFAULT\n",
@@ -1514,7 +1541,6 @@ static bool race_mprotect_bench(const char *name)
 	unsigned long toggles = 0;
 	pthread_barrier_t start;
 	struct pin_loop pl;
-	char ebuf[64];
 	struct buf b;
 	bool ok = true;
 
@@ -1523,13 +1549,8 @@ static bool race_mprotect_bench(const char *name)
 	pin_loop_init(&pl, &b, &start);
 	pl.max_calls = opt.race_iters;
 	pl.accept_efault = true;
-	pthread_barrier_init(&start, NULL, 2);
-	if (!thread_create(name, &pl.thread, pin_loop_fn, &pl)) {
-		pthread_barrier_destroy(&start);
-		buf_destroy(&b);
+	if (!pin_loop_start(name, &pl, &b, &start))
 		return false;
-	}
-	pthread_barrier_wait(&start);
 
 	deadline = now_ns() + RACE_TIMEOUT_NS;
 	while (!load_acquire(&pl.done)) {
@@ -1555,17 +1576,8 @@ static bool race_mprotect_bench(const char *name)
 			break;
 		}
 	}
-	store_release(&pl.stop, 1);
-	pthread_join(pl.thread, NULL);
-	pthread_barrier_destroy(&start);
-	buf_destroy(&b);
-
-	if (pl.bad_err) {
-		ksft_print_msg("%s: BENCH call %u returned %s, expected success or EFAULT\n",
-			       name, pl.calls,
-			       errno_name(pl.bad_err, ebuf, sizeof(ebuf)));
+	if (!pin_loop_stop(name, &pl, &b, &start, true))
 		ok = false;
-	}
 	if (ok)
 		ksft_print_msg("%s: %u BENCH calls (%u EFAULT), %lu mprotect() toggles\n",
 			       name, pl.calls, pl.nr_efault, toggles);
@@ -1586,13 +1598,8 @@ static bool race_fork_bench(const char *name)
 	if (!race_buf(name, &b))
 		return false;
 	pin_loop_init(&pl, &b, &start);
-	pthread_barrier_init(&start, NULL, 2);
-	if (!thread_create(name, &pl.thread, pin_loop_fn, &pl)) {
-		pthread_barrier_destroy(&start);
-		buf_destroy(&b);
+	if (!pin_loop_start(name, &pl, &b, &start))
 		return false;
-	}
-	pthread_barrier_wait(&start);
 
 	for (i = 0; ok && i < opt.race_iters; i++) {
 		fflush(stdout);
@@ -1618,17 +1625,8 @@ static bool race_fork_bench(const char *name)
 			ok = false;
 		}
 	}
-	store_release(&pl.stop, 1);
-	pthread_join(pl.thread, NULL);
-	pthread_barrier_destroy(&start);
-	buf_destroy(&b);
-
-	if (pl.bad_err) {
-		ksft_print_msg("%s: BENCH call %u returned %s, expected success\n",
-			       name, pl.calls,
-			       errno_name(pl.bad_err, desc, sizeof(desc)));
+	if (!pin_loop_stop(name, &pl, &b, &start, true))
 		ok = false;
-	}
 	if (ok)
 		ksft_print_msg("%s: %lu forks, %u BENCH calls\n", name,
 			       opt.race_iters, pl.calls);
