@@ -79,16 +79,14 @@ def _results_dir(args, spec: str) -> Path:
     return REPO / "results" / f"{stamp}-{vmrun._slug(spec)}"
 
 
-def run_one(spec: str, args, outdir: Path, expected: dict | None = None, *,
-            direct: bool = False):
-    """Prepare @spec and run the test; @direct skips run_vmtests.sh."""
+def run_one(spec: str, args, outdir: Path):
+    """Prepare @spec and run the test (directly when args.test_args is set,
+    else through run_vmtests.sh where the tree has it)."""
     ensure_tools(source_build=spec.startswith("source:"))
     t0 = time.monotonic()
     prep = kernels.prepare(spec, variant=args.config)
-    if direct:
-        prep.run_vmtests = None
     prepare_s = time.monotonic() - t0
-    return vmrun.run(prep, _options(args), outdir, expected,
+    return vmrun.run(prep, _options(args), outdir,
                      durations={"prepare": prepare_s})
 
 

@@ -162,15 +162,6 @@ def guest_reached_test(text: str, start_marker: str = DEFAULT_START_MARKER) -> b
     return marker_line(text, start_marker) is not None
 
 
-def classify_boot(text: str, start_marker: str = DEFAULT_START_MARKER) -> str:
-    """'ok' when the test started, 'died-before-test' otherwise.
-
-    Whether the guest timed out is decided by the caller, which knows how the
-    QEMU process ended.
-    """
-    return 'ok' if guest_reached_test(text, start_marker) else 'died-before-test'
-
-
 def early_boot_death(text: str, start_marker: str = DEFAULT_START_MARKER) -> bool:
     """True when a panic or Oops happened before the start marker (or with no marker).
 

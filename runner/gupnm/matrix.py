@@ -153,7 +153,8 @@ def _args(config: str, test_args: str) -> argparse.Namespace:
                               test_args=test_args, results=None)
 
 
-def _run(t, matrix, config: str, test_args: str, direct: bool) -> None:
+def _run(t, matrix, config: str, test_args: str) -> None:
+    """Run each kernel once; non-empty @test_args run the binary directly."""
     from .cli import run_one                    # cli imports checks' peers
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     base = REPO / "results" / f"check-{config}-{stamp}"
@@ -161,7 +162,7 @@ def _run(t, matrix, config: str, test_args: str, direct: bool) -> None:
         label = f"vm {spec}{' (debug)' if config == 'debug' else ''}"
         outdir = base / spec.replace(":", "_")
         try:
-            out = run_one(spec, _args(config, test_args), outdir, direct=direct)
+            out = run_one(spec, _args(config, test_args), outdir)
         except RunnerError as err:
             t.record(f"{label}: prepared and booted", False, str(err))
             continue
@@ -174,8 +175,8 @@ def _run(t, matrix, config: str, test_args: str, direct: bool) -> None:
 
 
 def run_matrix(t) -> None:
-    _run(t, MATRIX, "default", "", direct=False)
+    _run(t, MATRIX, "default", "")
 
 
 def run_debug(t) -> None:
-    _run(t, DEBUG_MATRIX, "debug", DEBUG_TEST_ARGS, direct=True)
+    _run(t, DEBUG_MATRIX, "debug", DEBUG_TEST_ARGS)

@@ -73,24 +73,24 @@ def choose_accel(opts: VmOptions, prep: Prepared, work: Path) -> tuple[str, str]
 
 
 def run(prep: Prepared, opts: VmOptions, outdir: Path,
-        expected: dict | None = None,
         durations: dict[str, float] | None = None) -> RunOutcome:
     outdir.mkdir(parents=True, exist_ok=True)
     durations = dict(durations or {})
     t0 = time.monotonic()
-    if prep.run_vmtests and opts.test_args:
+    vmtests = prep.run_vmtests
+    if vmtests and opts.test_args:
         progress("test arguments given: running gup_null_mapping directly, "
                  "not through run_vmtests.sh (which passes none)")
-        prep.run_vmtests = None
-    if prep.run_vmtests:
+        vmtests = None
+    if vmtests:
         command = "bash ./run_vmtests.sh -t gup_fast"
         files = {"gup_null_mapping": prep.test_binary,
-                 "run_vmtests.sh": prep.run_vmtests}
+                 "run_vmtests.sh": vmtests}
     else:
         command = f"./gup_null_mapping {opts.test_args}".strip()
         files = {"gup_null_mapping": prep.test_binary}
     payload = initramfs.Payload(prep.release, prep.module, files, command,
-                                need_bash=bool(prep.run_vmtests),
+                                need_bash=bool(vmtests),
                                 kmemleak=opts.kmemleak)
     # Per run, not per kernel: two runs of one kernel must not share it.
     cpio = initramfs.build(payload, outdir / "initramfs")
@@ -124,7 +124,7 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
         marker = con.find(START_MARKER)
         tap_text = con[marker + len(START_MARKER):] if marker >= 0 else ""
     outer_text = tap_text
-    if prep.run_vmtests:
+    if vmtests:
         (outdir / "run_vmtests.txt").write_text(tap_text)
         tap_text = unnest_run_vmtests(tap_text)
     (outdir / "tap.txt").write_text(tap_text)
@@ -143,7 +143,7 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
         problems.append("the guest never reached user space")
     elif st.exit_code is None:
         problems.append("the guest died before the test finished"
-                        if START_MARKER in con else
+                        if console.guest_reached_test(con, START_MARKER) else
                         "the guest died before the test started")
     if st.rmmod == "failed":
         problems.append("rmmod test_gup_fast failed after the test")
@@ -155,7 +155,7 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     summary = results.build_summary(
         kernel_release=prep.release, kernel_source=prep.source, accel=accel,
         vcpus=opts.vcpus, memory_mb=opts.memory_mb, cmdline=append, tap=parsed,
-        splats=splats, exit_status=st.exit_code, expected=expected,
+        splats=splats, exit_status=st.exit_code,
         durations=durations)
     summary["accel_reason"] = accel_reason
     summary["spec"] = prep.spec
@@ -169,7 +169,7 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
                                  "other_pages": st.page_owner_other}
     if {"before", "after"} <= st.memfree_kb.keys():
         summary["memfree_delta_kb"] = st.memfree_kb["before"] - st.memfree_kb["after"]
-    if prep.run_vmtests:
+    if vmtests:
         summary["run_vmtests"] = {"outer": tap.summarize(tap.parse_tap(
             outer_text.splitlines())) if outer_text else None}
     if problems_note:

@@ -238,7 +238,7 @@ class RunCommandTest(unittest.TestCase):
         self.assertEqual(rc, 130)
         self.assertIn('interrupted', err)
 
-    def test_run_one_direct_drops_run_vmtests(self):
+    def test_run_one_prepares_and_runs(self):
         prep = mock.Mock(run_vmtests=Path('/t/run_vmtests.sh'))
         args = argparse.Namespace(
             config='default', accel='tcg', vcpus=2, memory=1024, append='', timeout=300,
@@ -246,11 +246,12 @@ class RunCommandTest(unittest.TestCase):
         with mock.patch.object(cli, 'ensure_tools') as et, \
                 mock.patch.object(cli.kernels, 'prepare', return_value=prep) as kp, \
                 mock.patch.object(cli.vmrun, 'run', return_value='outcome') as vr:
-            self.assertEqual(cli.run_one('source:debian-6.12:nofix', args, Path('/o'), direct=True),
+            self.assertEqual(cli.run_one('source:debian-6.12:nofix', args, Path('/o')),
                              'outcome')
         et.assert_called_once_with(source_build=True)
         kp.assert_called_once_with('source:debian-6.12:nofix', variant='default')
-        self.assertIsNone(prep.run_vmtests)
+        # The prepared kernel is left as it was: vmrun decides how to run.
+        self.assertEqual(prep.run_vmtests, Path('/t/run_vmtests.sh'))
         self.assertEqual(vr.call_args.args[2], Path('/o'))
         self.assertIn('prepare', vr.call_args.kwargs['durations'])
 

@@ -395,7 +395,7 @@ class RunMatrixTest(unittest.TestCase):
     def test_run_matrix(self):
         summary, tap_text = load_real()
 
-        def fake_run_one(spec, args, outdir, direct=False):
+        def fake_run_one(spec, args, outdir):
             if spec.startswith('source:'):
                 raise RunnerError('kernel build failed')
             return vmrun.RunOutcome(summary, 1, outdir, tap_text)
@@ -406,7 +406,8 @@ class RunMatrixTest(unittest.TestCase):
             matrix.run_matrix(t)
         specs = [c.args[0] for c in run_one.call_args_list]
         self.assertEqual(specs, [s for s, _ in matrix.MATRIX])
-        self.assertTrue(all(c.kwargs == {'direct': False} for c in run_one.call_args_list))
+        # No test arguments: source kernels go through run_vmtests.sh.
+        self.assertTrue(all(c.args[1].test_args == '' for c in run_one.call_args_list))
         bad = [n for n, ok in t.records if not ok]
         self.assertEqual(bad, [
             f'vm debian:6.1: {SHADOW_FIXED}', f'vm debian:6.1: {OTHERS}', f'vm debian:6.1: {EXIT0}',
@@ -419,15 +420,16 @@ class RunMatrixTest(unittest.TestCase):
         summary, tap_text = load_real()
         seen = []
 
-        def fake_run_one(spec, args, outdir, direct=False):
-            seen.append((spec, args.config, args.test_args, args.timeout, direct))
+        def fake_run_one(spec, args, outdir):
+            seen.append((spec, args.config, args.test_args, args.timeout))
             return vmrun.RunOutcome(summary, 1, outdir, tap_text)
 
         t = FakeTally()
         with mock.patch.object(cli, 'run_one', side_effect=fake_run_one), \
                 redirect_stdout(io.StringIO()):
             matrix.run_debug(t)
-        self.assertEqual(seen, [(s, 'debug', '-p 32 -R 1000 -B', 900, True) for s, _ in matrix.DEBUG_MATRIX])
+        # Test arguments make vmrun run the binary directly (test_vmrun).
+        self.assertEqual(seen, [(s, 'debug', '-p 32 -R 1000 -B', 900) for s, _ in matrix.DEBUG_MATRIX])
         self.assertTrue(all(n.startswith('vm source:debian-6.12:') and '(debug)' in n
                             for n, _ in t.records))
 

@@ -338,6 +338,17 @@ class RunTest(unittest.TestCase):
                                          'run_vmtests.sh': Path('/tree/run_vmtests.sh')})
         self.assertTrue(payload.need_bash)
 
+    def test_test_args_run_the_binary_directly(self):
+        self.boots.append((mini_console(), mini_status(), 0))
+        prep = _prep(spec='source:debian-6.12:all', run_vmtests=Path('/tree/run_vmtests.sh'))
+        out = self.run_vm(prep, test_args='-p 32 -R 1000 -B')
+        self.assertEqual(out.summary['command'], './gup_null_mapping -p 32 -R 1000 -B')
+        payload = self.build.call_args.args[0]
+        self.assertEqual(payload.files, {'gup_null_mapping': Path('/s/gup_null_mapping')})
+        self.assertFalse(payload.need_bash)
+        self.assertNotIn('run_vmtests', out.summary)
+        self.assertEqual(prep.run_vmtests, Path('/tree/run_vmtests.sh'))
+
     def test_pass(self):
         self.boots.append((mini_console(), mini_status(), 0))
         out = self.run_vm()
