@@ -11,6 +11,7 @@ across keys (CCACHE_BASEDIR).
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -40,35 +41,55 @@ class SourceKernel:
     variant: str
 
 
+# What patchgen/gen-series.sh makes the series of: the new files at their
+# kernel-tree paths and patchgen/ itself.
+SERIES_INPUTS = ("lib", "tools", "patchgen")
+
+
+def _series_key(base: Path) -> str:
+    h = hashlib.sha256(_git(base, "rev-parse", "HEAD").encode())
+    for top in SERIES_INPUTS:
+        for path in sorted((REPO / top).rglob("*")):
+            if path.is_file():
+                h.update(str(path.relative_to(REPO)).encode() + b"\0")
+                h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def current_series(base: Path) -> Path:
     """The patch directory that matches the working tree.
 
     patches/ when it is what patchgen/gen-series.sh makes of the repository
     now; otherwise (a file was edited and `make patches` not yet run) a
     freshly generated copy in the cache, so the kernel tested is the one the
-    working tree describes, and patches/ is left alone.
+    working tree describes, and patches/ is left alone. Generated once per
+    state of the inputs.
     """
-    fresh = cache_dir() / "series" / "current"
-    tmp = fresh.with_name("current.tmp")
-    run(["rm", "-rf", tmp])
-    try:
-        run([REPO / "patchgen" / "gen-series.sh", "-o", tmp, "-b", base],
-            what="patchgen/gen-series.sh")
-    except RunnerError as err:
-        # Another base than the series was made for: its hunks may not apply
-        # exactly; the committed patches/ are what to try there.
-        progress(f"cannot regenerate the series on {base}; using patches/ "
-                 f"as committed ({str(err).splitlines()[0]})")
-        return PATCHES
-    same = subprocess.run(["diff", "-rq", str(PATCHES), str(tmp)],
+    store = cache_dir() / "series"
+    store.mkdir(parents=True, exist_ok=True)
+    fresh = store / _series_key(base)
+    if not fresh.exists():
+        tmp = Path(tempfile.mkdtemp(prefix=".gen-", dir=store))
+        try:
+            run([REPO / "patchgen" / "gen-series.sh", "-o", tmp, "-b", base],
+                what="patchgen/gen-series.sh")
+        except RunnerError as err:
+            shutil.rmtree(tmp, ignore_errors=True)
+            # Another base than the series was made for: its hunks may not
+            # apply exactly; the committed patches/ are what to try there.
+            progress(f"cannot regenerate the series on {base}; using patches/ "
+                     f"as committed ({str(err).splitlines()[0]})")
+            return PATCHES
+        try:
+            tmp.rename(fresh)
+        except OSError:             # another run made it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    same = subprocess.run(["diff", "-rq", str(PATCHES), str(fresh)],
                           capture_output=True).returncode == 0
     if same:
-        run(["rm", "-rf", tmp])
         return PATCHES
     progress("patches/ is older than the files it is made of: testing a fresh "
              "series (run make patches to update patches/)")
-    run(["rm", "-rf", fresh])
-    tmp.rename(fresh)
     return fresh
 
 

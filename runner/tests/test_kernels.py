@@ -485,5 +485,29 @@ class ReleaseOfTest(unittest.TestCase):
             self.assertEqual(kernels._release_of(kdir), '6.12.117+')
 
 
+
+class SeriesKeyTest(unittest.TestCase):
+    """The generated series is cached by the state of its inputs."""
+
+    def key(self, repo):
+        with mock.patch.object(source, 'REPO', repo), \
+                mock.patch.object(source, '_git', return_value='0' * 40):
+            return source._series_key(Path('/base'))
+
+    def test_key_follows_inputs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            repo = Path(tmp)
+            for name in ('lib/test_gup_fast.c', 'tools/t.c', 'patchgen/edits/03.diff',
+                         'runner/gupnm/x.py'):
+                (repo / name).parent.mkdir(parents=True, exist_ok=True)
+                (repo / name).write_text('a\n')
+            first = self.key(repo)
+            self.assertEqual(self.key(repo), first)
+            (repo / 'runner/gupnm/x.py').write_text('b\n')      # not an input
+            self.assertEqual(self.key(repo), first)
+            (repo / 'patchgen/edits/03.diff').write_text('b\n')
+            self.assertNotEqual(self.key(repo), first)
+
+
 if __name__ == '__main__':
     unittest.main()
