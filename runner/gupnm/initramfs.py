@@ -93,19 +93,7 @@ def build(payload: Payload, workdir: Path) -> Path:
     (root / "etc" / "gupnm.env").write_text(
         "".join(f"{k}={_quote(v)}\n" for k, v in env.items()))
 
-    cpio = workdir / "initramfs.cpio"
-    names = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel = os.path.relpath(dirpath, root)
-        for name in sorted(dirnames + filenames):
-            names.append(os.path.normpath(os.path.join(rel, name)))
-    with open(cpio, "wb") as out:
-        proc = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"],
-                              input="\n".join(names).encode(), cwd=root,
-                              stdout=out, stderr=subprocess.PIPE)
-    if proc.returncode:
-        raise RunnerError("cpio failed: " + proc.stderr.decode(errors="replace"))
-    return cpio
+    return _pack(root, workdir / "initramfs.cpio")
 
 
 PROBE_INIT = """#!/bin/sh
@@ -127,11 +115,20 @@ def build_probe(workdir: Path) -> Path:
         (root / "bin" / applet).symlink_to("busybox")
     (root / "init").write_text(PROBE_INIT)
     (root / "init").chmod(0o755)
-    cpio = workdir / "probe.cpio"
+    return _pack(root, workdir / "probe.cpio")
+
+
+def _pack(root: Path, cpio: Path) -> Path:
+    """Everything under @root as an uncompressed newc cpio owned by root."""
+    names = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        for name in sorted(dirnames + filenames):
+            names.append(os.path.normpath(os.path.join(rel, name)))
     with open(cpio, "wb") as out:
-        subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"],
-                       input=b"\n".join([b".", b"bin", b"bin/busybox", b"bin/sh",
-                                         b"bin/mount", b"bin/echo", b"bin/reboot",
-                                         b"dev", b"init"]),
-                       cwd=root, stdout=out, check=True)
+        proc = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"],
+                              input="\n".join(names).encode(), cwd=root,
+                              stdout=out, stderr=subprocess.PIPE)
+    if proc.returncode:
+        raise RunnerError("cpio failed: " + proc.stderr.decode(errors="replace"))
     return cpio
