@@ -135,9 +135,19 @@ def check_series(t: Tally, base: Path) -> None:
     applied = t.guard("series: git am onto linux-source-6.12", git_am)
 
     def patch_p1():
+        # patch(1) needs only the files the series touches: check out just
+        # those instead of the whole tree.
         wt = Path(tempfile.mkdtemp(prefix="gupnm-p1-"))
+        touched = sorted({f for p in patch_files() for f in re.findall(
+            r"^diff --git a/(\S+) ", p.read_text(), re.M)})
+        existing = [f for f in touched if _sh(["git", "-C", base, "cat-file",
+                                                "-e", f"HEAD:{f}"])[0] == 0]
         try:
-            _sh(["git", "-C", base, "worktree", "add", "-q", "--detach", wt, "HEAD"])
+            _sh(["git", "-C", base, "worktree", "add", "-q", "--detach",
+                 "--no-checkout", wt, "HEAD"])
+            rc, out = _sh(["git", "-C", wt, "checkout", "HEAD", "--", *existing])
+            if rc:
+                return False, out
             for p in patch_files():
                 rc, out = _sh(["patch", "-p1", "--batch", "--forward", "-s",
                                "-i", p], cwd=wt)
