@@ -234,8 +234,11 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
     # vmlinux boots via PVH without the emulated decompressor; KASAN kernels
     # cannot (see configs/debug.config), so the debug variant boots bzImage.
     target = "bzImage" if variant == "debug" else "vmlinux"
-    run([*make, f"-j{jobs}", target, "modules"], log=log, env=env,
-        what="kernel build", tail=40)
+    # One kernel build at a time on this machine, whichever run or clone
+    # asks: two parallel builds on 2 cores only make both slower.
+    with locked(cache_dir() / "locks" / "kernel-build.lock"):
+        run([*make, f"-j{jobs}", target, "modules"], log=log, env=env,
+            what="kernel build", tail=40)
     release = run([*make, "-s", "kernelrelease"], env=env).strip().splitlines()[-1]
     module = build / "lib" / "test_gup_fast.ko" if with_module else None
     if module and not module.exists():
