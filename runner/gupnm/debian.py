@@ -1,146 +1,265 @@
-"""Debian binary kernels: pick, download and unpack, never install.
+"""Debian binary kernels from every suite: list, pick, download, unpack.
 
-A kernel is named by series ("6.12", "6.1") or by release
-("6.12.117+deb12-amd64", "6.1.0-57-amd64"). Its linux-image-*-unsigned
-package and the headers needed to build a module against it are fetched
-with `apt-get download` into the cache and unpacked with `dpkg-deb -x`.
-Installing them would write /boot and run initramfs hooks on the host.
+What `debian:` reaches is what the runner's own apt lists (apt.py) offer,
+bookworm to sid. A spec names one kernel:
+  debian:6.12, debian:7.3              newest release of a series
+  debian:sid, debian:trixie-backports  newest release in a suite
+  debian:7.3.4+deb13-amd64             an exact release (flavour suffix
+  debian:7.3.4+deb13-cloud-amd64        optional for the plain one)
+Only kernels whose headers are in the archive can be tested (the module is
+built against them); a series or suite picks the newest such release.
+
+Two package layouts: up to 6.12 the kernel is linux-image-<rel>-unsigned
+(/boot/vmlinuz-<rel>); since 7.x linux-image-<rel> is a meta package and
+the kernel is linux-binary-<rel> (/usr/lib/modules/<rel>/vmlinuz). The
+packages are fetched with apt-get download and unpacked with dpkg-deb -x
+into the cache, keyed by the image package's SHA256, never installed.
 """
 from __future__ import annotations
 
 import re
-import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import apt
 from .host import RunnerError, UsageError, cache_dir, locked, progress, run
 
-FLAVOUR = "amd64"
+SUITES = ("bookworm", "bookworm-updates", "bookworm-security", "bookworm-backports",
+          "trixie", "trixie-updates", "trixie-security", "trixie-backports", "sid")
+DEFAULT_FLAVOUR = {"amd64": "amd64", "arm64": "arm64"}
+_REL_RE = r"\d+\.\d+[\w.+~-]*?"
+
+
+@dataclass
+class Offered:
+    """A kernel release Debian offers."""
+    release: str            # uname -r: 7.3.4+deb13-amd64
+    flavour: str            # amd64, cloud-amd64, rt-amd64, arm64-16k, ...
+    image_pkg: str          # linux-image-<rel>-unsigned or linux-binary-<rel>
+    version: str            # package version: 7.3.4-1~bpo13+1
+    suites: list[str]
+    layout: str             # "unsigned" (<= 6.12) or "binary" (7.x)
+    headers: bool           # linux-headers-<rel> of the same version exists
+    arch: str = "amd64"
+
+    @property
+    def series(self) -> str:
+        return ".".join(self.release.split(".")[:2])
+
+    @property
+    def suite(self) -> str:
+        return ", ".join(self.suites)
+
+    def to_json(self) -> dict:
+        return {"release": self.release, "series": self.series,
+                "flavour": self.flavour, "package": self.image_pkg,
+                "version": self.version, "suites": self.suites,
+                "layout": self.layout, "headers": self.headers, "arch": self.arch}
 
 
 @dataclass
 class DebianKernel:
-    release: str          # uname -r, e.g. 6.12.117+deb12-amd64
+    release: str          # uname -r, e.g. 7.3.4+deb13-amd64
     image: Path           # vmlinuz
     kdir: Path            # headers directory to build modules against
     root: Path            # where the packages were unpacked
-    packages: list[str]
+    packages: list[str]   # name=version of every package unpacked
+    offered: Offered | None = None
+    debs: list[Path] = field(default_factory=list)
 
 
-def _apt_names(pattern: str) -> list[str]:
-    out = subprocess.run(["apt-cache", "search", "--names-only", pattern],
-                         capture_output=True, text=True).stdout
-    return [line.split(" ", 1)[0] for line in out.splitlines() if line.strip()]
+def version_key(text: str) -> tuple:
+    return tuple(int(x) for x in re.findall(r"\d+", text))
 
 
-def _version_key(release: str) -> tuple:
-    return tuple(int(x) for x in re.findall(r"\d+", release))
+def _flavour_of(release: str, arch: str) -> str | None:
+    """'amd64', 'cloud-amd64', ... from a release; None if not this arch."""
+    m = re.search(rf"-((?:[a-z][a-z0-9]*-)?{arch}(?:-16k)?)$", release)
+    if not m or m.group(1).endswith("-dbg"):
+        return None
+    return m.group(1)
 
 
-def release_candidates(spec: str) -> list[str]:
-    """Kernel releases Debian offers for a series or release spec, oldest first."""
+def image_names(names: list[str], arch: str = "amd64") -> dict[str, tuple[str, str]]:
+    """release -> (image package, layout) from a list of package names.
+
+    linux-binary-<rel> is preferred to linux-binary-unsigned-<rel> (same
+    vmlinuz, the first signed); <=6.12 ships only linux-image-<rel>-unsigned
+    besides the signed image of another source package.
+    """
+    out: dict[str, tuple[str, str]] = {}
+    for name in names:
+        m = (re.fullmatch(rf"linux-image-({_REL_RE})-unsigned", name)
+             or re.fullmatch(rf"linux-binary-(?:unsigned-)?({_REL_RE})", name))
+        if not m or _flavour_of(m.group(1), arch) is None:
+            continue
+        rel = m.group(1)
+        layout = "unsigned" if name.startswith("linux-image-") else "binary"
+        if rel in out and not name.startswith("linux-binary-unsigned-"):
+            if out[rel][0].startswith("linux-binary-unsigned-"):
+                out[rel] = (name, layout)
+            continue
+        out.setdefault(rel, (name, layout))
+    return out
+
+
+def catalogue(arch: str = "amd64") -> list[Offered]:
+    """Every kernel release Debian offers for @arch, oldest first."""
+    names = apt.pkgnames("linux-image-") + apt.pkgnames("linux-binary-")
+    images = image_names(names, arch)
+    if not images:
+        return []
+    offers = apt.madison(sorted(p for p, _ in images.values()), arch)
+    headers = {(o.name, o.version) for o in apt.madison(
+        [f"linux-headers-{rel}" for rel in images], arch)}
+    by_pkg: dict[tuple[str, str], list[str]] = {}
+    for o in offers:
+        by_pkg.setdefault((o.name, o.version), []).append(o.suite)
+    out = []
+    for rel, (pkg, layout) in images.items():
+        versions = [v for (n, v) in by_pkg if n == pkg]
+        for ver in versions:
+            suites = sorted(set(by_pkg[(pkg, ver)]), key=SUITES.index
+                            if all(s in SUITES for s in by_pkg[(pkg, ver)]) else str)
+            out.append(Offered(rel, _flavour_of(rel, arch) or "", pkg, ver, suites,
+                               layout, (f"linux-headers-{rel}", ver) in headers,
+                               arch))
+    return sorted(out, key=lambda o: (version_key(o.release), o.release))
+
+
+def select(spec: str, offers: list[Offered], arch: str = "amd64") -> Offered:
+    """The kernel @spec names among @offers (newest with headers)."""
+    plain = DEFAULT_FLAVOUR[arch]
     if re.fullmatch(r"\d+\.\d+", spec):
-        series = re.escape(spec)
-        pattern = rf"^linux-image-{series}[.][0-9].*-{FLAVOUR}-unsigned$"
-    elif re.fullmatch(r"\d+\.\d+[\w.+~-]*", spec):
-        rel = spec if spec.endswith(f"-{FLAVOUR}") else f"{spec}-{FLAVOUR}"
-        pattern = f"^linux-image-{re.escape(rel)}-unsigned$"
+        pool = [o for o in offers if o.series == spec and o.flavour == plain]
+        what = f"series {spec}"
+    elif spec in SUITES:
+        pool = [o for o in offers if spec in o.suites and o.flavour == plain]
+        what = f"suite {spec}"
+    elif re.fullmatch(_REL_RE, spec) and re.match(r"\d+\.\d+\.", spec):
+        rel = spec if _flavour_of(spec, arch) else f"{spec}-{plain}"
+        pool = [o for o in offers if o.release == rel]
+        what = f"release {rel}"
     else:
-        raise UsageError(f"'{spec}' is not a kernel series (6.12) or release "
-                          "(6.12.117+deb12-amd64)")
-    names = _apt_names(pattern)
-    rels = [n[len("linux-image-"):-len("-unsigned")] for n in names]
-    # Only the plain flavour: not -rt-amd64 or -cloud-amd64.
-    rels = [r for r in rels if not re.search(r"-(rt|cloud)-", r)]
-    return sorted(rels, key=_version_key)
+        raise UsageError(f"'{spec}' is not a Debian kernel series (6.12, 7.3), "
+                         f"suite ({', '.join(SUITES)}) or release "
+                         "(7.3.4+deb13-amd64)")
+    if not pool:
+        raise UsageError(f"Debian offers no {arch} kernel for {what}: list "
+                         "them with: runner/gupnm-run kernels")
+    with_headers = [o for o in pool if o.headers]
+    if not with_headers:
+        newest = pool[-1]
+        raise UsageError(f"Debian offers {newest.image_pkg} {newest.version} "
+                         f"for {what}, but not its headers "
+                         f"(linux-headers-{newest.release}): no module can be "
+                         "built for it. Pick another with: runner/gupnm-run kernels")
+    return with_headers[-1]
 
 
-def _depends(pkg: str) -> list[str]:
-    out = subprocess.run(["apt-cache", "depends", pkg], capture_output=True,
-                         text=True).stdout
-    deps = re.findall(r"^\s+\|?Depends: (\S+)", out, re.M)
-    return [d for d in deps if re.match(r"linux-(headers|kbuild|compiler)-", d)]
+def _deps(name: str, version: str, arch: str) -> list[str]:
+    """The versioned linux-* packages @name depends on (headers' common
+    tree, kbuild tools, base files)."""
+    depends = apt.field(name, version, "Depends", arch)
+    out = []
+    for alt in depends.split(","):
+        dep = alt.split("|")[0].strip().split(" ")[0].split(":")[0]
+        if re.match(r"linux-(headers|kbuild|compiler|base)-\d", dep):
+            out.append(dep)
+    return out
 
 
-def _download(pkgs: list[str], debs: Path) -> list[Path]:
-    debs.mkdir(parents=True, exist_ok=True)
-    files = []
-    want = []
-    for pkg in pkgs:
-        found = sorted(debs.glob(f"{pkg}_*.deb"))
-        if found:
-            files.append(found[-1])
-        else:
-            want.append(pkg)
-    if want:
-        progress(f"downloading {' '.join(want)}")
-        run(["apt-get", "download", "-q", *want], cwd=debs,
-            what="apt-get download")
-        for pkg in want:
-            found = sorted(debs.glob(f"{pkg}_*.deb"))
-            if not found:
-                raise RunnerError(f"apt-get download gave no .deb for {pkg}")
-            files.append(found[-1])
-    return files
-
-
-def fetch(spec: str) -> DebianKernel:
+def fetch(spec: str, arch: str = "amd64") -> DebianKernel:
     """Download and unpack a Debian kernel with its headers; cached."""
-    rels = release_candidates(spec)
-    if not rels:
-        raise UsageError(
-            f"no Debian kernel package matches '{spec}': try 6.1 or 6.12, or "
-            "list them with: apt-cache search --names-only "
-            f"'^linux-image-.*-{FLAVOUR}-unsigned$' (run apt-get update first "
-            "if the list is empty)")
-    release = rels[-1]
-    with locked(cache_dir() / "locks" / f"debian-{release}.lock"):
-        return _fetch_locked(release)
+    offered = select(spec, catalogue(arch), arch)
+    sha = apt.field(offered.image_pkg, offered.version, "SHA256", arch)
+    if not sha:
+        raise RunnerError(f"no SHA256 for {offered.image_pkg} {offered.version} "
+                          "in the package lists: run runner/debian-apt.sh --refresh")
+    key = f"{offered.release}-{sha[:16]}"
+    with locked(cache_dir() / "locks" / f"debian-{key}.lock"):
+        return _fetch_locked(offered, cache_dir() / "debian" / key)
 
 
-def _fetch_locked(release: str) -> DebianKernel:
-    root = cache_dir() / "debian" / release
+def packages_of(offered: Offered) -> list[str]:
+    """Image, headers and their versioned dependencies, in unpack order."""
+    arch, ver = offered.arch, offered.version
+    pkgs = [offered.image_pkg, f"linux-headers-{offered.release}"]
+    todo = list(pkgs[1:])
+    while todo:
+        for dep in _deps(todo.pop(), ver, arch):
+            if dep not in pkgs:
+                pkgs.append(dep)
+                todo.append(dep)
+    return pkgs
+
+
+def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
     marker = root / ".gupnm-unpacked"
-    image_pkg = f"linux-image-{release}-unsigned"
-    headers_pkg = f"linux-headers-{release}"
-    pkgs = [image_pkg, headers_pkg]
+    debs_dir = cache_dir() / "debs"
     if not marker.exists():
-        deps = [d for d in _depends(headers_pkg) if d not in pkgs]
-        for dep in list(deps):
-            deps += [d for d in _depends(dep) if d not in deps and d not in pkgs]
-        pkgs += deps
-        debs = _download(pkgs, cache_dir() / "debs")
-        progress(f"unpacking {len(debs)} packages for {release}")
+        pkgs = packages_of(offered)
+        progress(f"downloading {offered.release} ({offered.version}, "
+                 f"{offered.suite}): {' '.join(pkgs)}")
+        debs = [apt.download(p, offered.version, debs_dir, offered.arch)
+                for p in pkgs]
+        progress(f"unpacking {len(debs)} packages for {offered.release}")
         tmp = root.with_name(root.name + ".tmp")
         run(["rm", "-rf", tmp])
         tmp.mkdir(parents=True)
         for deb in debs:
             run(["dpkg-deb", "-x", deb, tmp], what=f"dpkg-deb -x {deb.name}")
+        _fix_headers(tmp, root, offered.release)
         run(["rm", "-rf", root])
         tmp.rename(root)
-        _fix_headers(root, release)
-        marker.write_text("\n".join(pkgs) + "\n")
-    else:
-        pkgs = marker.read_text().split()
-    image = root / "boot" / f"vmlinuz-{release}"
-    kdir = root / "usr" / "src" / f"linux-headers-{release}"
-    for path, what in ((image, image_pkg), (kdir / "Makefile", headers_pkg)):
+        marker.write_text("\n".join(d.name for d in debs) + "\n")
+    debs = [debs_dir / n for n in marker.read_text().split()]
+    rel = offered.release
+    images = [root / "boot" / f"vmlinuz-{rel}",
+              root / "usr" / "lib" / "modules" / rel / "vmlinuz"]
+    image = next((p for p in images if p.exists()), images[0])
+    kdir = root / "usr" / "src" / f"linux-headers-{rel}"
+    for path, what in ((image, offered.image_pkg),
+                       (kdir / "Makefile", f"linux-headers-{rel}")):
         if not path.exists():
             raise RunnerError(f"{path} missing after unpacking {what}; remove "
                               f"{root} and retry")
-    return DebianKernel(release, image, kdir, root, pkgs)
+    return DebianKernel(rel, image, kdir, root,
+                        [f"{d.name.split('_')[0]}={offered.version}" for d in debs],
+                        offered, debs)
 
 
-def _fix_headers(root: Path, release: str) -> None:
+def _fix_headers(tmp: Path, root: Path, release: str) -> None:
     """Point the headers' Makefile at the unpacked -common tree.
 
     Debian's linux-headers-<release>/Makefile is a single include of an
-    absolute /usr/src path; unpacked elsewhere it must name the copy here.
+    absolute /usr/src path; unpacked elsewhere it must name the copy under
+    @root (where @tmp is renamed to when complete).
     """
-    makefile = root / "usr" / "src" / f"linux-headers-{release}" / "Makefile"
+    makefile = tmp / "usr" / "src" / f"linux-headers-{release}" / "Makefile"
     if not makefile.exists():
         raise RunnerError(f"linux-headers-{release} has no Makefile")
     text = makefile.read_text()
     new = f"include {root / 'usr' / 'src'}/"
-    fixed = re.sub(r"^include /usr/src/", lambda _m: new, text, flags=re.M)
-    makefile.write_text(fixed)
+    makefile.write_text(re.sub(r"^include /usr/src/", lambda _m: new, text,
+                               flags=re.M))
+
+
+def cc_version_text(kdir: Path) -> str:
+    """CONFIG_CC_VERSION_TEXT of a headers/build directory ('' if unknown)."""
+    config = kdir / ".config"
+    if not config.exists():
+        return ""
+    m = re.search(r'^CONFIG_CC_VERSION_TEXT="([^"]*)"', config.read_text(), re.M)
+    return m.group(1) if m else ""
+
+
+def base_suite(suites: list[str]) -> str:
+    """The distribution a kernel was built on: bookworm, trixie or sid."""
+    for s in suites:
+        if s.startswith("trixie"):
+            return "trixie"
+    for s in suites:
+        if s == "sid":
+            return "sid"
+    return "bookworm"

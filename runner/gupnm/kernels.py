@@ -14,13 +14,16 @@ A spec names one kernel to test:
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import subprocess
+import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import debian, source, vmlinux
+from . import chroot, debian, source, vmlinux
 from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
@@ -57,62 +60,177 @@ def parse_spec(spec: str) -> tuple[str, list[str]]:
                       "image:KERNEL:HEADERS_OR_MODULE_DIR")
 
 
-def build_module(kdir: Path, release: str) -> Path:
-    """Build lib/test_gup_fast.ko out of tree against @kdir (W=1, cached)."""
-    out = cache_dir() / "modules" / release
-    with locked(cache_dir() / "locks" / f"module-{release}.lock"):
-        return _build_module_locked(kdir, out)
+def build_module(kdir: Path, release: str, debian_kernel=None) -> Path:
+    """Build lib/test_gup_fast.ko out of tree against @kdir (W=1, cached).
+
+    The cache entry is named by the content of the module's inputs and of
+    the kernel side it is built against (release, Module.symvers, .config),
+    never by the release alone: two clones with different sources, or two
+    kernels with one release string, each get their own module. It is built
+    in a private directory and renamed into place under the entry's lock.
+    """
+    h = hashlib.sha256(f"{release}\0{kdir}\0".encode())
+    for name in MODULE_INPUTS:
+        h.update((REPO / name).read_bytes())
+    for name in ("Module.symvers", ".config"):
+        if (kdir / name).exists():
+            h.update((kdir / name).read_bytes())
+    key = h.hexdigest()[:20]
+    out = cache_dir() / "modules" / f"{release}-{key}"
+    with locked(cache_dir() / "locks" / f"module-{key}.lock"):
+        return _build_module_locked(kdir, out, debian_kernel)
 
 
 MODULE_INPUTS = ["lib/test_gup_fast.c", "lib/test_gup_fast_uapi.h",
                  "oot/Kbuild", "oot/test_gup_fast_compat.h", "oot/build-module.sh"]
 
 
-def _build_module_locked(kdir: Path, out: Path) -> Path:
-    h = hashlib.sha256(str(kdir).encode())
-    for name in MODULE_INPUTS:
-        h.update((REPO / name).read_bytes())
-    stamp = out / ".gupnm-inputs-v2"
+def _build_module_locked(kdir: Path, out: Path, dk=None) -> Path:
     ko = out / "test_gup_fast.ko"
-    if ko.exists() and stamp.exists() and stamp.read_text() == h.hexdigest():
+    if ko.exists():
         return ko
+    out.parent.mkdir(parents=True, exist_ok=True)
     log = out.parent / f"{out.name}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text("")
-    # Other inputs than last time: start clean. make compares mtimes only,
-    # and a checkout's older source would not rebuild a newer object.
-    shutil.rmtree(out, ignore_errors=True)
-    progress(f"building test_gup_fast.ko against {kdir}")
-    run([REPO / "oot" / "build-module.sh", kdir, out, "W=1"], log=log,
-        what="module build")
-    if not ko.exists():
-        raise RunnerError(f"module build left no {ko}; see {log}")
-    stamp.write_text(h.hexdigest())
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    cc = debian.cc_version_text(kdir)
+    try:
+        if dk is not None and cc and not chroot.host_has(cc):
+            # The kernel's compiler is not the host's: build in a root of
+            # the kernel's own suite that has it.
+            suite = debian.base_suite(dk.offered.suites)
+            root = chroot.root_for(suite, chroot.compiler_of(cc)[1])
+            chroot.install_headers(root, dk.debs, dk.release)
+            progress(f"building test_gup_fast.ko with {cc.split(' ')[0]} in "
+                     f"the {suite} root {root}")
+            chroot.build_module(root, dk.release, tmp, log, ["W=1"])
+        else:
+            progress(f"building test_gup_fast.ko against {kdir}")
+            run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1"], log=log,
+                what="module build")
+        if not (tmp / ko.name).exists():
+            raise RunnerError(f"module build left no {ko.name}; see {log}")
+        shutil.rmtree(out, ignore_errors=True)
+        os.replace(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return ko
 
 
 def build_selftest(src: Path, include_root: Path, kselftest_tree: Path) -> Path:
-    """Static gup_null_mapping from @src, its ABI from @include_root/lib."""
+    """Static gup_null_mapping from @src, its ABI from @include_root/lib.
+
+    Cached by the content of everything it is built from; built in a
+    private temporary file and renamed into place under a lock, so parallel
+    runs (or clones) never see a half-written binary or each other's.
+    """
     mm = kselftest_tree / "tools/testing/selftests/mm"
-    if not (mm.parent / "kselftest.h").exists():
-        raise RunnerError(f"{mm.parent}/kselftest.h missing: need a kernel tree")
+    inputs = [src, include_root / "lib/test_gup_fast_uapi.h", mm.parent / "kselftest.h"]
+    for p in inputs:
+        if not p.exists():
+            raise RunnerError(f"{p} missing: cannot build gup_null_mapping")
     h = hashlib.sha256()
-    for p in (src, include_root / "lib/test_gup_fast_uapi.h", mm.parent / "kselftest.h"):
+    for p in inputs:
         h.update(p.read_bytes())
-    out = cache_dir() / "selftest" / h.hexdigest()[:16] / "gup_null_mapping"
+    key = h.hexdigest()[:20]
+    out = cache_dir() / "selftest" / key / "gup_null_mapping"
     if out.exists():
         return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    progress("building gup_null_mapping (static)")
-    run(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror",
-         "-I", include_root, "-I", mm, "-o", out.with_suffix(".tmp"), src,
-         "-lpthread", "-lm"], what="selftest build")
-    out.with_suffix(".tmp").rename(out)
+    with locked(cache_dir() / "locks" / f"selftest-{key}.lock"):
+        if out.exists():
+            return out
+        out.parent.mkdir(parents=True, exist_ok=True)
+        mm.mkdir(parents=True, exist_ok=True)      # -I target of "../kselftest.h"
+        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=out.parent)) / out.name
+        progress("building gup_null_mapping (static)")
+        try:
+            run(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror",
+                 "-I", include_root, "-I", mm, "-o", tmp, src,
+                 "-lpthread", "-lm"], what="selftest build")
+            os.replace(tmp, out)
+        finally:
+            shutil.rmtree(tmp.parent, ignore_errors=True)
     return out
 
 
+# What the test needs from a kernel tree besides its own source.
+KSELFTEST_MEMBERS = "*/tools/testing/selftests/kselftest*.h"
+KSELFTEST_SERIES = "6.12"
+
+
 def _kselftest_tree() -> Path:
-    return source.resolve_base("debian-6.12")
+    """A tree holding only the kselftest headers of linux-source-6.12.
+
+    Building the test for a binary kernel needs tools/testing/selftests/
+    kselftest.h and nothing else from a kernel tree: those files are
+    streamed out of the linux-source package (its tarball is never
+    unpacked) into a small cache entry named by the package's sha256.
+    """
+    deb = _linux_source_deb(KSELFTEST_SERIES)
+    st = deb.stat()
+    store = cache_dir() / "kselftest"
+    index = store / f"{deb.name}.{st.st_size}.{st.st_mtime_ns}.key"
+    if index.exists():
+        tree = store / index.read_text().strip()
+        if (tree / "tools/testing/selftests/kselftest.h").exists():
+            return tree
+    key = vmlinux.content_key(deb)[:20]
+    tree = store / key
+    with locked(cache_dir() / "locks" / f"kselftest-{key}.lock"):
+        if not (tree / "tools/testing/selftests/kselftest.h").exists():
+            progress(f"taking the kselftest headers out of {deb.name}")
+            tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=store))
+            try:
+                script = ('dpkg-deb --fsys-tarfile "$1" | '
+                          'tar -xO --wildcards "./usr/src/linux-source-*.tar.xz" | '
+                          'xz -dc | tar -x -C "$2" --wildcards "$3"')
+                run(["bash", "-o", "pipefail", "-c", script, "-", deb, tmp,
+                     KSELFTEST_MEMBERS], what=f"extracting kselftest headers from {deb.name}")
+                found = sorted(tmp.glob("*/tools/testing/selftests/kselftest.h"))
+                if not found:
+                    raise RunnerError(f"{deb} holds no tools/testing/selftests/"
+                                      f"kselftest.h; remove it and retry")
+                shutil.rmtree(tree, ignore_errors=True)
+                os.replace(found[0].parents[3], tree)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    index.write_text(key + "\n")
+    return tree
+
+
+def _linux_source_deb(series: str) -> Path:
+    """The linux-source-SERIES package file, downloaded into the cache."""
+    fetch = getattr(debian, "download_source", None)   # the apt layer, when it has one
+    if fetch:
+        return fetch(series)
+    pkg = f"linux-source-{series}"
+    debs = cache_dir() / "debs"
+    debs.mkdir(parents=True, exist_ok=True)
+    with locked(cache_dir() / "locks" / f"{pkg}-deb.lock"):
+        policy = subprocess.run(["apt-cache", "policy", pkg], capture_output=True,
+                                text=True).stdout
+        m = re.search(r"Candidate: (\S+)", policy)
+        version = m.group(1) if m and m.group(1) != "(none)" else None
+        if version:
+            file = debs / f"{pkg}_{version.replace(':', '%3a')}_all.deb"
+            if file.exists():
+                return file
+        found = sorted(debs.glob(f"{pkg}_*_all.deb"))
+        if not version and found:
+            return found[-1]
+        if not version:
+            raise RunnerError(f"no candidate for {pkg}: run apt-get update (as "
+                              "root) and check that Debian's security suite is "
+                              "in the apt sources")
+        progress(f"downloading {pkg} {version} (for the kselftest headers)")
+        t0 = time.monotonic()
+        run(["apt-get", "download", "-q", f"{pkg}={version}"], cwd=debs,
+            what=f"apt-get download {pkg}")
+        progress(f"downloaded {pkg} in {time.monotonic() - t0:.1f}s")
+        found = sorted(debs.glob(f"{pkg}_*_all.deb"), key=lambda p: p.stat().st_mtime)
+        if not found:
+            raise RunnerError(f"apt-get download left no {pkg} .deb in {debs}")
+        return found[-1]
 
 
 def _release_of(kdir: Path) -> str:
@@ -141,12 +259,15 @@ def prepare(spec: str, *, variant: str = "default") -> Prepared:
             raise RunnerError("a debug config needs a source kernel "
                               "(source:debian-6.12)")
         k = debian.fetch(args[0])
-        module = build_module(k.kdir, k.release)
+        module = build_module(k.kdir, k.release, k)
         binary = build_selftest(REPO / SELFTEST, REPO, _kselftest_tree())
         image = vmlinux.uncompressed(k.image) or k.image
         return Prepared(spec, k.release, image, module, binary, None,
                         {"kind": "debian", "release": k.release,
-                         "packages": k.packages, "boot_image": str(image)})
+                         "packages": k.packages, "boot_image": str(image),
+                         "version": k.offered.version if k.offered else None,
+                         "suites": k.offered.suites if k.offered else [],
+                         "compiler": debian.cc_version_text(k.kdir)})
     if kind == "source":
         tree, sel = args
         k = source.prepare(tree, sel, variant)

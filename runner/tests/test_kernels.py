@@ -171,11 +171,21 @@ class BuildTest(unittest.TestCase):
 
         with mock.patch.object(kernels, 'run', side_effect=fake_run) as run:
             ko = kernels.build_module(Path('/hdrs'), '6.1.0-57-amd64')
-            self.assertEqual(ko, self.tmp / 'cache/modules/6.1.0-57-amd64/test_gup_fast.ko')
+            self.assertEqual(ko.parent.parent, self.tmp / 'cache/modules')
+            self.assertRegex(ko.parent.name, r'^6\.1\.0-57-amd64-[0-9a-f]{20}$')
+            self.assertEqual(ko.name, 'test_gup_fast.ko')
             cmd = run.call_args.args[0]
-            self.assertEqual(cmd, [REPO / 'oot/build-module.sh', Path('/hdrs'), ko.parent, 'W=1'])
+            # Built in a private directory, renamed into place.
+            self.assertEqual(cmd[:2], [REPO / 'oot/build-module.sh', Path('/hdrs')])
+            self.assertEqual(cmd[3:], ['W=1'])
+            self.assertNotEqual(cmd[2], ko.parent)
+            self.assertFalse(cmd[2].exists())
             self.assertEqual(kernels.build_module(Path('/hdrs'), '6.1.0-57-amd64'), ko)
             self.assertEqual(run.call_count, 1)     # same inputs: cached
+            # Another kernel side (another build dir) with the same release: its own entry.
+            other = kernels.build_module(Path('/other-hdrs'), '6.1.0-57-amd64')
+            self.assertNotEqual(other, ko)
+            self.assertEqual(run.call_count, 2)
 
     def test_build_module_left_nothing(self):
         with mock.patch.object(kernels, 'run', return_value=''):
@@ -228,240 +238,6 @@ class BuildTest(unittest.TestCase):
             (kdir / 'include/config/kernel.release').write_text('6.12.117+deb12-amd64\n')
             self.assertEqual(kernels._release_of(kdir), '6.12.117+deb12-amd64')
             self.assertEqual(run.call_count, 1)
-
-
-# --- gupnm.debian --------------------------------------------------------------
-
-# What `apt-cache search --names-only` could see on a Debian 12 host with
-# backports and security: a few flavours and package kinds beside the wanted one.
-APT_PACKAGES = [
-    'linux-image-6.1.0-9-amd64-unsigned',
-    'linux-image-6.1.0-57-amd64-unsigned',
-    'linux-image-6.1.0-57-rt-amd64-unsigned',
-    'linux-image-6.1.0-57-cloud-amd64-unsigned',
-    'linux-image-6.1.0-57-amd64',
-    'linux-image-6.1.0-57-amd64-dbg',
-    'linux-image-6.10.6+bpo-amd64-unsigned',
-    'linux-image-6.12.9+bpo-amd64-unsigned',
-    'linux-image-6.12.10+bpo-amd64-unsigned',
-    'linux-image-6.12.10+bpo-rt-amd64-unsigned',
-    'linux-image-6.12.117+deb12-amd64-unsigned',
-    'linux-image-6.12.117+deb12-rt-amd64-unsigned',
-    'linux-image-6.12.117+deb12-cloud-amd64-unsigned',
-    'linux-image-6.12.117+deb12-amd64',
-    'linux-image-amd64',
-    'linux-image-cloud-amd64',
-    'linux-headers-6.12.117+deb12-amd64',
-    'linux-headers-6.12.117+deb12-common',
-]
-
-
-def fake_apt_cache(packages=APT_PACKAGES):
-    """A subprocess.run stand-in for `apt-cache search --names-only REGEX`.
-
-    apt matches case-insensitively with POSIX extended regexes; for these
-    patterns Python's re agrees.
-    """
-    calls = []
-
-    def run(cmd, **kw):
-        calls.append(cmd)
-        assert cmd[:3] == ['apt-cache', 'search', '--names-only'], cmd
-        pattern = re.compile(cmd[3], re.I)
-        out = ''.join(f'{p} - Linux kernel image (unsigned)\n' for p in packages
-                      if pattern.search(p))
-        return subprocess.CompletedProcess(cmd, 0, stdout=out, stderr='')
-
-    return run, calls
-
-
-class ReleaseCandidatesTest(unittest.TestCase):
-
-    def candidates(self, spec, packages=APT_PACKAGES):
-        run, calls = fake_apt_cache(packages)
-        with mock.patch.object(debian.subprocess, 'run', side_effect=run):
-            return debian.release_candidates(spec), calls
-
-    def test_series_6_12(self):
-        got, calls = self.candidates('6.12')
-        # Numeric order, not text order: 6.12.9 < 6.12.10 < 6.12.117.
-        self.assertEqual(got, ['6.12.9+bpo-amd64', '6.12.10+bpo-amd64', '6.12.117+deb12-amd64'])
-        self.assertEqual(len(calls), 1)
-
-    def test_series_6_1_does_not_match_6_10_or_6_12(self):
-        got, _ = self.candidates('6.1')
-        self.assertEqual(got, ['6.1.0-9-amd64', '6.1.0-57-amd64'])
-
-    def test_series_6_10(self):
-        self.assertEqual(self.candidates('6.10')[0], ['6.10.6+bpo-amd64'])
-
-    def test_no_rt_or_cloud(self):
-        for spec in ('6.1', '6.12'):
-            for rel in self.candidates(spec)[0]:
-                with self.subTest(rel=rel):
-                    self.assertNotRegex(rel, r'-(rt|cloud)-')
-                    self.assertTrue(rel.endswith('-amd64'))
-
-    def test_release(self):
-        for spec in ('6.12.117+deb12-amd64', '6.12.117+deb12'):
-            with self.subTest(spec=spec):
-                self.assertEqual(self.candidates(spec)[0], ['6.12.117+deb12-amd64'])
-        self.assertEqual(self.candidates('6.1.0-57')[0], ['6.1.0-57-amd64'])
-        self.assertEqual(self.candidates('6.1.0-5')[0], [])
-
-    def test_release_pattern_is_exact(self):
-        _, calls = self.candidates('6.12.117+deb12-amd64')
-        pattern = re.compile(calls[0][3])
-        self.assertTrue(pattern.search('linux-image-6.12.117+deb12-amd64-unsigned'))
-        # '+' and '.' are literal.
-        self.assertFalse(pattern.search('linux-image-6.12.1177deb12-amd64-unsigned'))
-        self.assertFalse(pattern.search('linux-image-6x12.117+deb12-amd64-unsigned'))
-        self.assertFalse(pattern.search('linux-image-6.12.117+deb12-amd64-unsigned-dbg'))
-
-    def test_numeric_order_regardless_of_apt_order(self):
-        pkgs = ['linux-image-6.12.10+bpo-amd64-unsigned', 'linux-image-6.12.100+bpo-amd64-unsigned',
-                'linux-image-6.12.9+bpo-amd64-unsigned', 'linux-image-6.12.11+bpo-amd64-unsigned']
-        self.assertEqual(self.candidates('6.12', pkgs)[0],
-                         ['6.12.9+bpo-amd64', '6.12.10+bpo-amd64', '6.12.11+bpo-amd64',
-                          '6.12.100+bpo-amd64'])
-
-    def test_nothing_found(self):
-        self.assertEqual(self.candidates('7.0')[0], [])
-        self.assertEqual(self.candidates('6.12', [])[0], [])
-
-    def test_bad_specs_never_reach_apt(self):
-        for spec in ('', 'latest', '6', '6.', 'v6.12', '6.12 x', '6.12;reboot', '-6.12', '6.12:x',
-                     '6.12/..'):
-            with self.subTest(spec=spec):
-                run, calls = fake_apt_cache()
-                with mock.patch.object(debian.subprocess, 'run', side_effect=run):
-                    with self.assertRaises(UsageError):
-                        debian.release_candidates(spec)
-                self.assertEqual(calls, [])
-
-
-class DependsTest(unittest.TestCase):
-
-    def test_depends_keeps_kernel_build_packages(self):
-        out = ('linux-headers-6.12.117+deb12-amd64\n'
-               '  Depends: linux-headers-6.12.117+deb12-common\n'
-               '  Depends: linux-kbuild-6.12.117+deb12\n'
-               ' |Depends: linux-compiler-gcc-12-x86\n'
-               '  Depends: gcc-12\n'
-               '  Depends: libc6\n'
-               '  Recommends: linux-headers-extra\n')
-        done = subprocess.CompletedProcess([], 0, stdout=out, stderr='')
-        with mock.patch.object(debian.subprocess, 'run', return_value=done) as run:
-            got = debian._depends('linux-headers-6.12.117+deb12-amd64')
-        self.assertEqual(run.call_args.args[0],
-                         ['apt-cache', 'depends', 'linux-headers-6.12.117+deb12-amd64'])
-        self.assertEqual(got, ['linux-headers-6.12.117+deb12-common',
-                               'linux-kbuild-6.12.117+deb12', 'linux-compiler-gcc-12-x86'])
-
-
-class FetchTest(unittest.TestCase):
-
-    def setUp(self):
-        self.tmp = Path(tempfile.mkdtemp(prefix='gupnm-test-debian-'))
-        self.addCleanup(shutil.rmtree, self.tmp, True)
-        p = mock.patch.dict(os.environ, {'GUPNM_CACHE': str(self.tmp)})
-        p.start()
-        self.addCleanup(p.stop)
-
-    def test_no_package(self):
-        with mock.patch.object(debian, '_apt_names', return_value=[]):
-            with self.assertRaisesRegex(UsageError, "no Debian kernel package matches '6.13'"):
-                debian.fetch('6.13')
-
-    def test_newest_is_fetched_under_a_lock(self):
-        run, _ = fake_apt_cache()
-        with mock.patch.object(debian.subprocess, 'run', side_effect=run), \
-                mock.patch.object(debian, '_fetch_locked', return_value='K') as fl:
-            self.assertEqual(debian.fetch('6.12'), 'K')
-        fl.assert_called_once_with('6.12.117+deb12-amd64')
-        self.assertTrue((self.tmp / 'locks' / 'debian-6.12.117+deb12-amd64.lock').exists())
-
-    def test_cached_unpack_is_used(self):
-        rel = '6.1.0-57-amd64'
-        root = self.tmp / 'debian' / rel
-        (root / 'boot').mkdir(parents=True)
-        (root / 'boot' / f'vmlinuz-{rel}').write_bytes(b'MZ')
-        kdir = root / 'usr/src' / f'linux-headers-{rel}'
-        kdir.mkdir(parents=True)
-        (kdir / 'Makefile').write_text(f'include {root}/usr/src/linux-headers-6.1.0-57-common/Makefile\n')
-        (root / '.gupnm-unpacked').write_text(f'linux-image-{rel}-unsigned\nlinux-headers-{rel}\n')
-        with mock.patch.object(debian, 'run') as run, \
-                mock.patch.object(debian.subprocess, 'run') as sub:
-            k = debian._fetch_locked(rel)
-        run.assert_not_called()
-        sub.assert_not_called()
-        self.assertEqual((k.release, k.image, k.kdir, k.root),
-                         (rel, root / 'boot' / f'vmlinuz-{rel}', kdir, root))
-        self.assertEqual(k.packages, [f'linux-image-{rel}-unsigned', f'linux-headers-{rel}'])
-
-    def test_cached_unpack_incomplete(self):
-        rel = '6.1.0-57-amd64'
-        root = self.tmp / 'debian' / rel
-        root.mkdir(parents=True)
-        (root / '.gupnm-unpacked').write_text('x\n')
-        with self.assertRaisesRegex(RunnerError, f'vmlinuz-{rel} missing after unpacking'):
-            debian._fetch_locked(rel)
-
-
-class FixHeadersTest(unittest.TestCase):
-    """_fix_headers: Debian's headers Makefile is one include of an absolute /usr/src path."""
-
-    REL = '6.12.117+deb12-amd64'
-
-    def make_tree(self, root: Path, text: str) -> Path:
-        makefile = root / 'usr/src' / f'linux-headers-{self.REL}' / 'Makefile'
-        makefile.parent.mkdir(parents=True)
-        makefile.write_text(text)
-        return makefile
-
-    def test_include_repointed(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp) / 'debian' / self.REL
-            mf = self.make_tree(root, 'include /usr/src/linux-headers-6.12.117+deb12-common/Makefile\n')
-            debian._fix_headers(root, self.REL)
-            self.assertEqual(mf.read_text(), f'include {root}/usr/src/'
-                                             'linux-headers-6.12.117+deb12-common/Makefile\n')
-            # Idempotent: a second run changes nothing.
-            debian._fix_headers(root, self.REL)
-            self.assertEqual(mf.read_text(), f'include {root}/usr/src/'
-                                             'linux-headers-6.12.117+deb12-common/Makefile\n')
-
-    def test_only_include_lines_at_line_start(self):
-        text = ('# generated\n'
-                'MAKEFLAGS += --no-print-directory\n'
-                'VAR := /usr/src/keep\n'
-                '-include /usr/src/optional.mk\n'
-                '  include /usr/src/indented.mk\n'
-                'include /usr/src/linux-headers-6.12.117+deb12-common/Makefile\n')
-        with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp)
-            mf = self.make_tree(root, text)
-            debian._fix_headers(root, self.REL)
-            want = text.replace('\ninclude /usr/src/', f'\ninclude {root}/usr/src/')
-            self.assertEqual(mf.read_text(), want)
-
-    def test_missing_makefile(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            with self.assertRaisesRegex(RunnerError, f'linux-headers-{re.escape(self.REL)} has no Makefile'):
-                debian._fix_headers(Path(tmp), self.REL)
-
-    # Regression test (fixed bug): debian.py _fix_headers passes the cache path as the *replacement*
-    # of re.sub(), which interprets backslashes: with GUPNM_CACHE=/tmp/c\1
-    # (or any '\' in the path) it raises re.error ("invalid group reference")
-    # or writes a wrong include; a lambda replacement would take it literally.
-    def test_backslash_in_cache_path(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp) / 'cache\\1' / self.REL
-            mf = self.make_tree(root, 'include /usr/src/linux-headers-6.12.117+deb12-common/Makefile\n')
-            debian._fix_headers(root, self.REL)
-            self.assertEqual(mf.read_text(), f'include {root}/usr/src/'
-                                             'linux-headers-6.12.117+deb12-common/Makefile\n')
-
 
 
 class ReleaseOfTest(unittest.TestCase):

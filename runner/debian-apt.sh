@@ -1,0 +1,86 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The runner's own view of Debian's archive: an apt configuration in the
+# cache that lists every suite (bookworm, its -updates, -security and
+# -backports, trixie and the same, sid) for amd64 and arm64, with its own
+# package lists. The host's apt configuration and state are never touched.
+#
+#   runner/debian-apt.sh [--update|--refresh]
+#
+# Prints the path of the configuration file; use it as
+#   APT_CONFIG=$(runner/debian-apt.sh) apt-cache policy linux-source-7.3
+# The lists are fetched when missing, or older than GUPNM_APT_MAX_AGE
+# minutes (default 360); --update fetches them now if they are older than a
+# minute, --refresh always. A frozen archive whose Release files have expired
+# still works (Acquire::Check-Valid-Until "false").
+#
+# Environment: GUPNM_CACHE (default ~/.cache/gupnm), GUPNM_DEBIAN_MIRROR
+# (default http://deb.debian.org), GUPNM_APT_MAX_AGE.
+set -euo pipefail
+
+cache=${GUPNM_CACHE:-$HOME/.cache/gupnm}
+mirror=${GUPNM_DEBIAN_MIRROR:-http://deb.debian.org}
+max_age=${GUPNM_APT_MAX_AGE:-360}
+dir=$cache/apt
+conf=$dir/apt.conf
+
+die() { echo "debian-apt: error: $*" >&2; exit 1; }
+
+case ${1:-} in
+--update) max_age=1 ;;
+--refresh) max_age=0 ;;
+"") ;;
+*) echo "usage: $0 [--update|--refresh]" >&2; exit 2 ;;
+esac
+
+command -v apt-get >/dev/null || die "apt-get not found: this needs a Debian host."
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+[ -r "$keyring" ] || die "$keyring missing: apt-get install debian-archive-keyring"
+
+mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" "$dir/empty"
+exec 9>"$dir/.lock"
+flock 9
+
+sources=$dir/sources.list.new
+{
+	opts="[arch=amd64,arm64 signed-by=$keyring]"
+	for suite in bookworm bookworm-updates bookworm-backports \
+		     trixie trixie-updates trixie-backports sid; do
+		echo "deb $opts $mirror/debian $suite main"
+	done
+	for suite in bookworm-security trixie-security; do
+		echo "deb $opts $mirror/debian-security $suite main"
+	done
+} >"$sources"
+mv "$sources" "$dir/sources.list"
+: >>"$dir/status"
+
+cat >"$conf.new" <<EOF
+Dir::Etc::SourceList "$dir/sources.list";
+Dir::Etc::SourceParts "$dir/empty";
+Dir::Etc::Parts "$dir/empty";
+Dir::Etc::main "/dev/null";
+Dir::Etc::Preferences "/dev/null";
+Dir::Etc::PreferencesParts "$dir/empty";
+Dir::State::Lists "$dir/lists";
+Dir::State::status "$dir/status";
+Dir::Cache "$dir/cache";
+APT::Architecture "amd64";
+APT::Architectures { "amd64"; "arm64"; };
+APT::Sandbox::User "root";
+Acquire::Check-Valid-Until "false";
+Acquire::Languages "none";
+EOF
+mv "$conf.new" "$conf"
+
+stamp=$dir/lists/.gupnm-updated
+if [ ! -f "$stamp" ] || [ "$max_age" -eq 0 ] ||
+   [ -n "$(find "$stamp" -mmin +"$max_age")" ]; then
+	echo "debian-apt: fetching package lists of every Debian suite into $dir" >&2
+	if ! APT_CONFIG=$conf apt-get update -q >"$dir/update.log" 2>&1; then
+		tail -n 20 "$dir/update.log" >&2
+		die "apt-get update failed (log: $dir/update.log): is Debian's archive reachable?"
+	fi
+	touch "$stamp"
+fi
+echo "$conf"
