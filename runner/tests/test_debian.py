@@ -38,7 +38,8 @@ linux-binary-unsigned-7.1.13+deb13-amd64 | 7.1.13-1~bpo13+1 | http://deb.debian.
 linux-binary-7.2.13+deb14-amd64 |   7.2.13-1 | http://deb.debian.org/debian sid/main amd64 Packages
 """
 HEADERS = {"6.1.0-57-amd64", "6.1.0-9-amd64", "6.12.117+deb12-amd64",
-           "6.12.117+deb13-amd64", "6.12.118+deb13-amd64", "7.3.4+deb13-amd64",
+           "6.12.117+deb13-amd64", "6.12.118+deb13-amd64", "6.12.118+deb13-cloud-amd64",
+           "7.3.4+deb13-amd64",
            "7.2.13+deb14-amd64"}          # not 7.1.13: dropped from the archive
 
 
