@@ -3,24 +3,29 @@
   gupnm run [--kernel SPEC] ...        one kernel (default debian:6.12)
   gupnm compare [--a SPEC] [--b SPEC]  the benchmark on two kernels, and a plot
   gupnm parse FILE                     verdict of a saved console log or TAP
+  gupnm cache [--clean GROUP ...]      what the cache holds; clean it
 
-Exit status of run: the test's own (0 pass, 1 fail, 4 skip); 1 as well when
-the kernel reported a splat (Oops, WARNING, BUG, KASAN, ...); 3 when the VM
-died or timed out before the test ended; 2 for bad usage.
+Exit status (run and parse): 0 the test ran to its end and passed; 1 it
+failed or the kernel complained (splat); 2 bad input, found on the host
+before anything boots; 3 the guest died or timed out, or the test did not
+run; 4 the whole test skipped; 130 interrupted (SIGINT; 143 SIGTERM).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import shutil
+import os
+import platform
+import re
+import signal
 import subprocess
 import sys
 import time
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
-from . import console, kernels, results, stats, tap, vmrun
-from .host import REPO, RunnerError, UsageError, ensure_tools, progress
+from . import cache, console, kernels, qemu, results, stats, tap, testargs, vmlinux, vmrun
+from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
 
 DEFAULT_KERNEL = "debian:6.12"
 
@@ -39,9 +44,14 @@ def _vm_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retries", type=_count, default=2,
                    help="reboots allowed when the guest dies before the test")
     p.add_argument("--test-args", default="",
-                   help="arguments of gup_null_mapping, e.g. '-p 512 -r 5 1 2'")
+                   help="arguments of gup_null_mapping, one word even when it "
+                   "starts with '-': --test-args -B, --test-args '-p 512 -r 5 1 2' "
+                   "(checked on the host by the test's own rules)")
     p.add_argument("--results", type=Path, default=None, metavar="DIR",
-                   help="results directory (default results/<time>-<kernel>)")
+                   help="results directory, new or empty (default "
+                   "results/<time>-<kernel>-<n>, unique per run)")
+    p.add_argument("--json", action="store_true",
+                   help="print summary.json on stdout (the report goes to stderr)")
 
 
 def _positive(text: str) -> int:
@@ -73,72 +83,188 @@ def _options(args) -> vmrun.VmOptions:
 
 
 def _results_dir(args, spec: str) -> Path:
+    """A new results folder of this run alone (UsageError when unusable)."""
     if args.results:
-        return args.results
+        path = args.results
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            probe = path / f".gupnm-write-test-{os.getpid()}"
+            probe.write_text("")
+            probe.unlink()
+        except OSError as err:
+            raise UsageError(f"--results {path}: cannot create or write there "
+                             f"({err.strerror}); name a writable directory") from None
+        if (path / "summary.json").exists():
+            raise UsageError(f"--results {path} already holds a run (summary.json); "
+                             "name a new directory, or remove that one first")
+        return path
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    return REPO / "results" / f"{stamp}-{vmrun._slug(spec)}"
+    base = REPO / "results"
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        for n in range(1, 1000):
+            path = base / f"{stamp}-{vmrun._slug(spec)}-{n}"
+            try:
+                path.mkdir()            # atomic: two runs never share a folder
+                return path
+            except FileExistsError:
+                continue
+    except OSError as err:
+        raise UsageError(f"cannot create a results folder in {base} "
+                         f"({err.strerror}); pass --results DIR") from None
+    raise UsageError(f"no free results folder name in {base}; pass --results DIR")
 
 
-def run_one(spec: str, args, outdir: Path):
+def check_input(spec: str, args) -> None:
+    """Everything about the input that can be checked before anything is
+    fetched or booted; UsageError (exit 2) says what is wrong."""
+    kind, parts = kernels.parse_spec(spec)
+    if getattr(args, "config", "default") == "debug" and kind != "source":
+        raise UsageError(f"--config debug needs a kernel built from source "
+                         f"(source:debian-6.12[:all|nofix]), not {spec}")
+    if kind == "image":
+        image = Path(parts[0])
+        if not image.is_file():
+            raise UsageError(f"kernel image {image} does not exist")
+        vmlinux.check_kernel(image)
+        if not Path(parts[1]).is_dir():
+            raise UsageError(f"{parts[1]} is not a directory: name the kernel's "
+                             "headers/build directory or a module tree")
+    testargs.check(getattr(args, "test_args", "") or "",
+                   vcpus=getattr(args, "vcpus", 2))
+
+
+def run_meta(started: datetime) -> dict:
+    """Facts about the run for a pipeline: when, with what, where."""
+    try:
+        tool = subprocess.run(["git", "-C", str(REPO), "describe", "--always",
+                               "--dirty", "--tags"], capture_output=True,
+                              text=True, timeout=10).stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        tool = None
+    os_name = None
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                os_name = line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    return {"started": started.isoformat(timespec="seconds"),
+            "tool_version": tool, "qemu_version": qemu.version(),
+            "host": {"name": platform.node(), "kernel": platform.release(),
+                     "cpus": os.cpu_count(), "os": os_name}}
+
+
+def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
+            live=None):
     """Prepare @spec and run the test (directly when args.test_args is set,
     else through run_vmtests.sh where the tree has it)."""
+    check_input(spec, args)
     ensure_tools(source_build=spec.startswith("source:"))
     t0 = time.monotonic()
     prep = kernels.prepare(spec, variant=args.config)
     prepare_s = time.monotonic() - t0
     return vmrun.run(prep, _options(args), outdir,
-                     durations={"prepare": prepare_s})
+                     durations={"prepare": prepare_s},
+                     meta=meta or run_meta(datetime.now(timezone.utc)), live=live)
 
 
-def report(out: vmrun.RunOutcome, *, show_tap: bool = True) -> None:
+def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None) -> None:
+    file = file or sys.stdout
     s = out.summary
+
+    def say(text: str = "") -> None:
+        print(text, file=file)
     if show_tap and out.tap_text:
-        sys.stdout.write(out.tap_text)
-    print("=" * 72)
-    print(f"kernel:  {s['kernel']['release']} ({s['spec']})")
-    print(f"vm:      {s['vm']['accel']} ({s['accel_reason']}), "
-          f"{s['vm']['vcpus']} vCPUs, {s['vm']['memory_mb']} MiB"
-          + (f", {s['boot_attempts']} boots" if s['boot_attempts'] > 1 else ""))
-    print(f"test:    {s['command']}")
-    print(f"verdict: {s['verdict']}")
-    if s["bench"]:
+        file.write(out.tap_text)
+    say("=" * 72)
+    k = s["kernel"]
+    booted = k.get("booted_release")
+    say(f"kernel:  {k['release']} ({s['spec']})"
+        + (f"; the guest booted {booted}" if booted and booted != k["release"] else ""))
+    vm = s["vm"]
+    if vm.get("accel"):
+        say(f"vm:      {vm['accel']} ({s.get('accel_reason')}), "
+            f"{vm['vcpus']} vCPUs, {vm['memory_mb']} MiB"
+            + (f", {s['boot_attempts']} boots" if s.get('boot_attempts', 0) > 1 else ""))
+    if s.get("command"):
+        say(f"test:    {s['command']}")
+    say(f"verdict: {s['verdict']}")
+    if s.get("bench"):
         rows = [[b["threads"], b["backing"], b["min"], b["median"], b["max"]]
                 for b in s["bench"]]
-        print("bench:   pin_user_pages_fast(FOLL_WRITE), ns/page")
-        print(stats.format_table(rows, ["threads", "backing", "min", "median", "max"]))
-        for sp in s["bench_speedup"]:
-            if sp.get("speedup") is not None:
-                print(f"         {sp['threads']} thread(s): shadow/anon = "
-                      f"{sp['speedup']:.2f}")
-    for sp in s["splats"]:
-        print(f"SPLAT ({sp['kind']}) at console line {sp['line']}:")
-        print("    " + sp["excerpt"].replace("\n", "\n    "))
+        say("bench:   pin_user_pages_fast(FOLL_WRITE), ns/page")
+        say(stats.format_table(rows, ["threads", "backing", "min", "median", "max"]))
+        for r in s.get("bench_ratio", []):
+            if r.get("shadow_anon_ratio") is not None:
+                say(f"         {r['threads']} thread(s): shadow/anon ratio = "
+                    f"{r['shadow_anon_ratio']:.2f}")
+    for sp in s.get("splats", []):
+        say(f"SPLAT ({sp['kind']}) at console line {sp['line']}:")
+        say("    " + sp["excerpt"].replace("\n", "\n    "))
     for problem in s.get("problems", []):
-        print(f"PROBLEM: {problem}")
+        say(f"PROBLEM: {problem}")
     for note in s.get("notes", []):
-        print(f"note:    {note}")
-    d = s["durations"]
-    parts = [f"{k} {v:.1f}s" for k, v in d.items()]
-    print("time:    " + ", ".join(parts))
-    print(f"results: {out.outdir}")
-    print(f"exit:    {out.exit_code}")
+        say(f"note:    {note}")
+    say("time:    " + ", ".join(f"{k} {v:.1f}s" for k, v in s["durations"].items())
+        + " (host, wall clock)")
+    up = s.get("guest_uptime") or {}
+    if up:
+        say("guest:   " + ", ".join(f"{k} at {v:.1f}s" for k, v in up.items())
+            + " (guest uptime)")
+    say(f"results: {out.outdir}")
+    say(f"exit:    {out.exit_code}")
 
 
 def cmd_run(args) -> int:
     spec = args.kernel
-    out = run_one(spec, args, _results_dir(args, spec))
-    report(out)
+    check_input(spec, args)                  # bad input: exit 2, nothing made
+    started = datetime.now(timezone.utc)
+    outdir = _results_dir(args, spec)
+    human = sys.stderr if args.json else sys.stdout
+    live = None
+    if not args.json and sys.stdout.isatty():
+        def live(line: str) -> None:
+            print(line, flush=True)
+    meta = run_meta(started)
+    t0 = time.monotonic()
+    try:
+        out = run_one(spec, args, outdir, meta=meta, live=live)
+    except (RunnerError, KeyboardInterrupt) as err:
+        if isinstance(err, KeyboardInterrupt):
+            code = getattr(err, "exit_code", results.EXIT_SIGINT)
+            problem = "interrupted before the guest ran the test"
+            print("gupnm: interrupted", file=sys.stderr)
+        else:
+            code = results.EXIT_USAGE if isinstance(err, UsageError) else results.EXIT_INFRA
+            problem = str(err)
+            print(f"gupnm: error: {err}", file=sys.stderr)
+        summary = results.stub_summary(
+            spec=spec, exit_code=code, outcome=vmrun.outcome_of(code),
+            problems=[problem], vcpus=args.vcpus, memory_mb=args.memory,
+            durations={"total": time.monotonic() - t0})
+        summary.update(meta)
+        vmrun.write_reports(outdir, summary)
+        out = vmrun.RunOutcome(summary, code, outdir, "")
+        report(out, show_tap=False, file=sys.stderr)
+        if args.json:
+            print(json.dumps(summary, indent=2, sort_keys=True))
+        return code
+    report(out, show_tap=live is None, file=human)
+    if args.json:
+        print(json.dumps(out.summary, indent=2, sort_keys=True))
     return out.exit_code
 
 
 def cmd_compare(args) -> int:
-    base = args.results or (REPO / "results" /
-                            f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-compare")
+    for spec in (args.a, args.b):
+        check_input(spec, args)
+    base = args.results or _results_dir(args, "compare")
     runs = []
     for label, spec in (("a", args.a), ("b", args.b)):
         progress(f"compare: kernel {label.upper()} = {spec}")
         out = run_one(spec, args, base / label)
-        report(out, show_tap=False)
+        report(out, show_tap=False, file=sys.stderr if args.json else sys.stdout)
         if not out.summary["bench"]:
             raise RunnerError(f"kernel {spec} produced no benchmark table "
                               f"(exit {out.exit_code}); see {out.outdir}")
@@ -149,11 +275,14 @@ def cmd_compare(args) -> int:
             f"B = {args.b} ({runs[1].summary['kernel']['release']})\n"
             "median ns/page of pin_user_pages_fast(FOLL_WRITE); "
             "speedup = A shadow / B shadow\n" + table + "\n")
-    print(text, end="")
+    print(text, end="", file=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        print(json.dumps(rows, indent=2))
     (base / "compare.txt").write_text(text)
     (base / "compare.json").write_text(json.dumps(rows, indent=2) + "\n")
     png = plot(rows, base, args.a, args.b)
-    print(f"plot:    {png}" if png else "plot:    skipped (gnuplot missing)")
+    print(f"plot:    {png}" if png else "plot:    skipped (gnuplot missing)",
+          file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
@@ -193,27 +322,104 @@ plot "{data}" using 1:2 with linespoints lw 2 title "A shadow: {esc(label_a)}", 
     return png
 
 
-def cmd_parse(args) -> int:
+def _read_log(path: Path) -> str:
+    """The text of a saved log; UsageError for what cannot be one."""
     try:
-        text = args.file.read_text(errors="replace")
+        data = path.read_bytes()
     except OSError as err:
-        raise UsageError(f"cannot read {args.file}: {err.strerror}") from None
-    if vmrun.START_MARKER in text:
-        text = text[text.index(vmrun.START_MARKER) + len(vmrun.START_MARKER):]
+        raise UsageError(f"cannot read {path}: {err.strerror}") from None
+    if not data.strip():
+        raise UsageError(f"{path} is empty: give a console.log, status.log or TAP file")
+    sample = data[:65536]
+    text = sample.decode("utf-8", errors="replace")
+    bad = sample.count(b"\0") + text.count("\ufffd")
+    if bad > len(sample) // 100:
+        raise UsageError(f"{path} is not a text log ({bad} binary bytes in its "
+                         "first 64 KiB): give a console.log, status.log or TAP file")
+    return data.decode("utf-8", errors="replace")
+
+
+def parse_log(raw: str) -> tuple[tap.TapResult, list, int | None]:
+    """(TAP, splats, the test's exit status or None) of a console or status log."""
+    text = raw
+    exit_status = None
+    if "GUPNM-TAP-BEGIN" in raw:               # a status.log
+        from .status import parse_status
+        st = parse_status(raw)
+        text, exit_status = st.tap, st.exit_code
+        splat_text = st.dmesg
+    else:
+        splat_text = raw
+        if vmrun.START_MARKER in text:
+            text = text[text.index(vmrun.START_MARKER) + len(vmrun.START_MARKER):]
+        m = None
+        for m in re.finditer(r"GUPNM-TEST-END: exit (\d+)", text):
+            pass
+        if m:
+            exit_status = int(m.group(1))
+            text = text[:m.start()]
     if "# running ./gup_null_mapping" in text:
         text = vmrun.unnest_run_vmtests(text)
-    parsed = tap.parse_tap(text.splitlines())
-    splats = console.find_splats(args.file.read_text(errors="replace"))
-    print(f"verdict: {tap.summarize(parsed)}")
+    return tap.parse_tap(text.splitlines()), console.find_splats(splat_text), exit_status
+
+
+def cmd_parse(args) -> int:
+    raw = _read_log(args.file)
+    parsed, splats, exit_status = parse_log(raw)
+    outcome = results.outcome(parsed, splats, exit_status)
+    ran = bool(parsed.results) or parsed.plan is not None
+    code = results.exit_code(outcome, problems=[] if ran else ["the test did not run"],
+                             reached_test=ran, splat=bool(splats), exit_status=exit_status,
+                             has_results=bool(parsed.results))
+    if outcome == "pass" and exit_status is None and parsed.totals is None:
+        # No exit status and no kselftest Totals line: the end of the run
+        # is not in the log, so it cannot be called a pass.
+        code, why = results.EXIT_INFRA, "the log does not show the test's end"
+    else:
+        why = None
+    verdict = tap.summarize(parsed)
+    print(f"verdict: {verdict}")
     c = tap.counts(parsed)
     print("counts:  " + ", ".join(f"{k} {v}" for k, v in c.items()))
+    if exit_status is not None:
+        print(f"test exit status: {exit_status}")
     for sp in splats:
         print(f"SPLAT ({sp.kind}) at line {sp.line_no}")
     for err in parsed.errors:
         print(f"TAP problem: {err}")
-    if splats or tap.failed_results(parsed) or parsed.errors:
-        return 1
-    return 4 if parsed.skipped else 0
+    if why:
+        print(f"PROBLEM: {why}")
+    print(f"exit:    {code}")
+    return code
+
+
+def cmd_cache(args) -> int:
+    if args.clean:
+        removed = cache.clean(args.clean, args.older_than)
+        for path, n in removed:
+            print(f"removed {cache.human(n):>10}  {path}")
+        print(f"freed {cache.human(sum(n for _, n in removed))} in {len(removed)} entries")
+        return 0
+    print(cache.show())
+    return 0
+
+
+def _join_test_args(argv: list[str]) -> list[str]:
+    """--test-args takes the next word as its value even when it starts
+    with '-' (argparse would take "-B" for an option of the runner)."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] == "--test-args" and i + 1 < len(argv):
+            out.append(f"--test-args={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
+
+
+def _on_signal(signum, frame):
+    raise Interrupted(signum)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -234,15 +440,34 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--b", default="source:debian-6.12:all", metavar="SPEC")
     _vm_args(p)
     p.set_defaults(func=cmd_compare)
-    p = sub.add_parser("parse", help="verdict of a saved console log or TAP file")
+    p = sub.add_parser("parse", help="verdict of a saved console log, status.log or TAP file")
     p.add_argument("file", type=Path)
     p.set_defaults(func=cmd_parse)
-    args = parser.parse_args(argv)
+    p = sub.add_parser("cache", help="show the cache's size by group; clean it",
+                       description=cache.__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--clean", nargs="+", metavar="GROUP",
+                   choices=[*cache.GROUPS, cache.RESULTS, "all"],
+                   help="remove these groups' entries: " + ", ".join(
+                       [*cache.GROUPS, cache.RESULTS, "all"]))
+    p.add_argument("--older-than", type=float, metavar="DAYS", default=None,
+                   help="only entries last changed more than DAYS days ago")
+    p.set_defaults(func=cmd_cache)
+    args = parser.parse_args(_join_test_args(list(sys.argv[1:] if argv is None else argv)))
+    old = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            old[sig] = signal.signal(sig, _on_signal)
+        except ValueError:          # not the main thread (tests)
+            pass
     try:
         return args.func(args)
     except RunnerError as err:
         print(f"gupnm: error: {err}", file=sys.stderr)
-        return vmrun.EXIT_USAGE if isinstance(err, UsageError) else vmrun.EXIT_INFRA
-    except KeyboardInterrupt:
+        return results.EXIT_USAGE if isinstance(err, UsageError) else results.EXIT_INFRA
+    except KeyboardInterrupt as err:
         print("gupnm: interrupted", file=sys.stderr)
-        return 130
+        return getattr(err, "exit_code", results.EXIT_SIGINT)
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)

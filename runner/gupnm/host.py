@@ -27,6 +27,18 @@ class UsageError(RunnerError):
     """Bad input from the user: a spec, option or file that makes no sense."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived; ``signum`` says which."""
+
+    def __init__(self, signum: int = 2) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
 def cache_dir() -> Path:
     path = Path(os.environ.get("GUPNM_CACHE", Path.home() / ".cache" / "gupnm"))
     path.mkdir(parents=True, exist_ok=True)

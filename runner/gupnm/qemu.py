@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .host import RunnerError, cache_dir, progress
 
@@ -53,8 +56,17 @@ def qemu_command(kernel: Path, initrd: Path, *, accel: str, vcpus: int,
 
 
 def boot(kernel: Path, initrd: Path, outdir: Path, *, accel: str, vcpus: int,
-         memory_mb: int, append: str, timeout: float) -> BootResult:
-    """Run one VM to completion or until @timeout seconds have passed."""
+         memory_mb: int, append: str, timeout: float,
+         watch: Callable[[], None] | None = None) -> BootResult:
+    """Run one VM to completion or until @timeout seconds have passed.
+
+    @watch, when given, is called about 5 times a second while the guest
+    runs (live progress). QEMU runs in a session of its own (a terminal's
+    Ctrl-C goes to the runner, which decides); whatever ends the wait --
+    timeout, an exception, SIGINT or SIGTERM turned into an exception --
+    kills its whole process group before this returns or raises, so no
+    qemu outlives the runner.
+    """
     if not shutil.which(QEMU):
         raise RunnerError(f"{QEMU} not found: apt-get install qemu-system-x86")
     outdir.mkdir(parents=True, exist_ok=True)
@@ -68,13 +80,64 @@ def boot(kernel: Path, initrd: Path, outdir: Path, *, accel: str, vcpus: int,
     with open(outdir / "qemu.log", "wb") as qlog:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qlog,
                                 stderr=subprocess.STDOUT, start_new_session=True)
+        rc: int | None = None
         try:
-            rc: int | None = proc.wait(timeout=timeout)
+            rc = _wait(proc, timeout, watch)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
             rc = None
+            _stop(proc)
+        except BaseException:
+            _stop(proc)
+            raise
+        if watch:
+            watch()
     return BootResult(console, status, rc, time.monotonic() - t0, cmd)
+
+
+def _wait(proc: subprocess.Popen, timeout: float,
+          watch: Callable[[], None] | None) -> int:
+    if not watch:
+        return proc.wait(timeout=timeout)
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return proc.wait(timeout=max(min(0.2, left), 0))
+        except subprocess.TimeoutExpired:
+            watch()
+            if left <= 0.2:
+                raise
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Kill qemu's whole process group and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
+
+
+def qemu_error(log: Path) -> str | None:
+    """QEMU's own error message ("qemu-system-x86_64: ..."), if it gave one."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return None
+    lines = [l.strip() for l in text.splitlines()
+             if l.startswith(QEMU + ":") or l.startswith("qemu:")]
+    return "\n".join(lines) or None
+
+
+def version() -> str | None:
+    """`qemu-system-x86_64 --version`'s first line, e.g. "QEMU emulator version 7.2.19"."""
+    try:
+        out = subprocess.run([QEMU, "--version"], capture_output=True, text=True,
+                             timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"version (\S+)", out)
+    return m.group(1) if m else None
 
 
 def _kvm_plausible() -> str | None:
@@ -122,6 +185,8 @@ def probe_accel(kernel: Path, probe_initrd: Path) -> tuple[str, str]:
     accel, reason = (("kvm", "KVM probe boot reached user space") if ok else
                      ("tcg", "KVM probe boot failed (emulation failure or "
                       "timeout); using TCG"))
-    cache.write_text(json.dumps({"boot_id": boot_id, "accel": accel,
-                                 "reason": reason}))
+    tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"boot_id": boot_id, "accel": accel,
+                               "reason": reason}))
+    tmp.replace(cache)          # a parallel run reads all of it or none
     return accel, reason

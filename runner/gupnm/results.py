@@ -1,29 +1,15 @@
-"""Build, write, load and compare the per-run JSON summary (schema 1).
+"""Build, write, load and compare the per-run JSON summary (schema 2).
 
 A summary is a plain dict, JSON-serialisable, written with sorted keys and an
 indent of 2 through a temporary file renamed into place, so a reader never
-sees half a file.  Keys:
+sees half a file; it is readable by all (0644). Its keys are specified, and
+checked by the unit tests, in runner/summary.schema.json (JSON Schema).
 
-  schema            1
-  kernel            {release, source}        source: how the kernel was obtained
-  vm                {accel, vcpus, memory_mb, cmdline}
-  exit_status       the test's exit status as reported by the guest, or None
-  verdict           tap.summarize() line
-  outcome           'pass' | 'fail' | 'skip' | 'error' (TAP, splats and exit status)
-  bug_present       True/False from the shadow verdict, None without one
-  expected, as_expected   the caller's expectation ({bug_present, outcome}) and
-                    whether it was met (None when nothing checkable was given)
-  counts            {pass, fail, skip, xfail, timeout, error, total}
-  skip_reason       reason of a whole-test skip, or None
-  cases             [{number, name, status, reason}]
-  verdicts          [{backing, access, fast, total, expected}]
-  bench_title       title of the benchmark table, or None
-  bench             [{threads, backing, min, median, max}]   ns/page
-  bench_speedup     [{threads, shadow_median, anon_median, speedup}]
-                    speedup = shadow median / anon median
-  splats            [{kind, line, excerpt}]
-  tap_errors        structural problems found by the TAP parser
-  durations         {step: seconds}
+Exit codes of the runner (the README's table), decided here from a summary:
+0 the test ran to its end and passed; 1 it failed or the kernel complained
+(a splat); 2 bad input found on the host; 3 the guest died or timed out, or
+the test did not run; 4 the whole test skipped; 130 interrupted (SIGINT;
+143 for SIGTERM).
 """
 
 from __future__ import annotations
@@ -35,12 +21,18 @@ import tempfile
 from typing import Any, Iterable, Mapping, Optional
 
 from . import stats
+from .tap import STATUSES as _STATUSES
 from .tap import TapResult, bug_present, counts, failed_results, summarize
 
-SCHEMA = 1
+SCHEMA = 2
+SCHEMA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           'summary.schema.json')
 ACCELS = ('kvm', 'tcg')
-OUTCOMES = ('pass', 'fail', 'skip', 'error')
+OUTCOMES = ('pass', 'fail', 'skip', 'error', 'interrupted')
 KSFT_SKIP = 4
+
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INFRA, EXIT_SKIP = 0, 1, 2, 3, 4
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
 
 
 class SummaryError(ValueError):
@@ -53,8 +45,13 @@ def _positive_int(name: str, value: Any) -> int:
     return value
 
 
-def bench_speedups(bench: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per thread count: shadow median / anon median (None when either is missing)."""
+def bench_ratios(bench: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per thread count: shadow median / anon median (None when either is missing).
+
+    The cost of the shadow (NULL-mapping) buffer relative to anonymous
+    memory on one kernel: about 1 when GUP-fast takes both, above 1 with
+    the bug. Not a speedup: that word is kept for compare(), A over B.
+    """
     medians: dict[int, dict[str, float]] = {}
     for row in bench:
         medians.setdefault(row['threads'], {}).setdefault(row['backing'], row['median'])
@@ -65,8 +62,34 @@ def bench_speedups(bench: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if shadow is not None and anon:
             value = round(stats.ratio(shadow, anon), 3)
         out.append({'threads': threads, 'shadow_median': shadow, 'anon_median': anon,
-                    'speedup': value})
+                    'shadow_anon_ratio': value})
     return out
+
+
+def exit_code(outcome: str, *, problems: Iterable[str] = (), reached_test: bool = True,
+              splat: bool = False, exit_status: Optional[int] = None,
+              has_results: bool = False) -> int:
+    """The runner's exit code (module docstring) for one run or parsed log.
+
+    A problem (the guest died, timed out, the test did not run) makes it 3,
+    unless the kernel complained (a splat) after the test started: a panic
+    in the test is the kernel's answer, 1.
+    """
+    if outcome == 'interrupted':
+        return EXIT_SIGINT
+    if splat and reached_test:
+        return EXIT_FAIL
+    if list(problems):
+        return EXIT_INFRA
+    if outcome == 'fail':
+        return EXIT_FAIL
+    if outcome == 'skip':
+        return EXIT_SKIP
+    if outcome == 'pass':
+        return EXIT_PASS
+    # 'error': the test said it failed (Bail out!, exit 1) after starting:
+    # a failure; no results at all: it did not run.
+    return EXIT_FAIL if exit_status == 1 and has_results else EXIT_INFRA
 
 
 def _outcome(tap: TapResult, splat_list: list, exit_status: Optional[int]) -> str:
@@ -79,6 +102,9 @@ def _outcome(tap: TapResult, splat_list: list, exit_status: Optional[int]) -> st
     if exit_status not in (None, 0):
         return 'error'
     return 'pass'
+
+
+outcome = _outcome     # the TAP-level outcome of a parsed log (cli parse)
 
 
 def _as_expected(expected: Optional[Mapping[str, Any]], got: Mapping[str, Any]) -> Optional[bool]:
@@ -130,7 +156,7 @@ def build_summary(*, kernel_release: str, kernel_source: Mapping[str, Any], acce
                       'total': v.total, 'expected': v.expected} for v in tap.verdicts.values()],
         'bench_title': tap.bench_title,
         'bench': bench,
-        'bench_speedup': bench_speedups(bench),
+        'bench_ratio': bench_ratios(bench),
         'splats': [{'kind': s.kind, 'line': s.line_no, 'excerpt': s.excerpt} for s in splat_list],
         'tap_errors': list(tap.errors),
         'durations': clean_durations,
@@ -140,8 +166,30 @@ def build_summary(*, kernel_release: str, kernel_source: Mapping[str, Any], acce
     return summary
 
 
+def stub_summary(*, spec: str, exit_code: int, outcome: str, problems: list[str],
+                 vcpus: int, memory_mb: int, durations: Optional[Mapping[str, float]] = None,
+                 release: Optional[str] = None) -> dict[str, Any]:
+    """A summary for a run that ended before the guest ran the test (an error on
+    the host, or an interruption): every key the schema requires, nothing made up."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f'outcome must be one of {OUTCOMES}, got {outcome!r}')
+    return {
+        'schema': SCHEMA, 'spec': spec,
+        'kernel': {'release': release, 'source': {}, 'booted_release': None},
+        'vm': {'accel': None, 'vcpus': vcpus, 'memory_mb': memory_mb, 'cmdline': None},
+        'exit_status': None, 'exit_code': exit_code, 'outcome': outcome,
+        'verdict': f'not run: {problems[0]}' if problems else 'not run',
+        'bug_present': None, 'counts': {s: 0 for s in (*_STATUSES, 'total')},
+        'skip_reason': None, 'cases': [], 'verdicts': [], 'bench_title': None,
+        'bench': [], 'bench_ratio': [], 'splats': [], 'tap_errors': [],
+        'durations': {k: round(float(v), 3) for k, v in (durations or {}).items()},
+        'guest_uptime': {}, 'problems': list(problems), 'expected': None,
+        'as_expected': None, 'command': None, 'boot_attempts': 0,
+    }
+
+
 def write_summary(path: str | os.PathLike, summary: Mapping[str, Any]) -> None:
-    """Write ``summary`` as JSON atomically (temp file in the same directory + rename)."""
+    """Write ``summary`` as JSON atomically (temp file in the same directory + rename), 0644."""
     text = json.dumps(summary, sort_keys=True, indent=2, allow_nan=False) + '\n'
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
@@ -151,6 +199,7 @@ def write_summary(path: str | os.PathLike, summary: Mapping[str, Any]) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)        # mkstemp makes 0600: a pipeline reads it as another user
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -213,6 +213,14 @@ def _check_structure(tap: TapResult, saw_anything: bool) -> None:
                 tap.errors.append(f'duplicate result name {r.name!r} (results {seen[r.name]} and {r.number})')
             else:
                 seen[r.name] = r.number
+    # A verdict_<backing>_<access> result must agree with its verdict line:
+    # "ok" next to "0/512 (expected 512)" is a rewritten (forged) log.
+    for r in tap.results:
+        m = re.fullmatch(r'verdict_(\w+?)_(read|write)', r.name or '')
+        v = tap.verdicts.get((m.group(1), m.group(2))) if m else None
+        if v is not None and r.status == 'pass' and v.fast != v.expected:
+            tap.errors.append(f'result {r.number} ({r.name}) is ok but its verdict line says '
+                              f'{v.fast}/{v.total} (expected {v.expected})')
     if tap.plan is not None and len(tap.results) != tap.plan:
         tap.errors.append(f'planned {tap.plan} results, got {len(tap.results)}')
     if tap.totals is not None:

@@ -3,17 +3,21 @@
 Under TCG the emulated decompressor of a bzImage costs seconds on every
 boot. A vmlinux with a PVH entry note (CONFIG_PVH=y, as Debian's kernels
 have) boots directly. The payload is found by its compression magic and
-decompressed once into the cache; anything unexpected falls back to the
-bzImage.
+decompressed once into the cache, keyed by the image's content (Debian 7.x
+names every image "vmlinuz": a name says nothing about the kernel);
+anything unexpected falls back to the bzImage.
 """
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 import struct
 import subprocess
+import tempfile
 from pathlib import Path
 
-from .host import cache_dir, progress
+from .host import UsageError, cache_dir, locked, progress
 
 # magic -> decompressor command; tried in order of the kernel's preferences.
 MAGICS = [
@@ -46,12 +50,64 @@ def _has_pvh_note(data: bytes) -> bool:
     return False
 
 
+def content_key(path: Path) -> str:
+    """sha256 of a file's bytes, the key of everything cached for it."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def check_kernel(image: Path) -> str:
+    """'bzImage' or 'elf' for a bootable x86 kernel; UsageError otherwise.
+
+    A bzImage carries "HdrS" at offset 0x202 (the boot protocol header);
+    an x86-64 ELF vmlinux has e_machine 62. QEMU's own complaint about
+    anything else comes only after a boot was attempted.
+    """
+    try:
+        with open(image, "rb") as fh:
+            head = fh.read(0x210)
+    except OSError as err:
+        raise UsageError(f"cannot read kernel image {image}: {err.strerror}") from None
+    if len(head) >= 0x206 and head[0x202:0x206] == b"HdrS":
+        return "bzImage"
+    if head[:4] == b"\x7fELF" and len(head) >= 20 and \
+            struct.unpack_from("<H", head, 18)[0] == 62:
+        return "elf"
+    raise UsageError(f"{image} is not an x86 kernel image (no bzImage boot "
+                     "header, not an x86-64 ELF vmlinux): name a vmlinuz, "
+                     "bzImage or vmlinux")
+
+
 def uncompressed(image: Path) -> Path | None:
     """A cached vmlinux for @image, or None when it cannot be had."""
-    out = cache_dir() / "vmlinux" / (image.name + ".vmlinux")
-    if out.exists() and out.stat().st_mtime >= image.stat().st_mtime:
+    key = content_key(image)
+    store = cache_dir() / "vmlinux"
+    out = store / key[:20] / "vmlinux"
+    if out.exists():
         return out
-    blob = image.read_bytes()
+    with locked(cache_dir() / "locks" / f"vmlinux-{key[:20]}.lock"):
+        if out.exists():
+            return out
+        data = _extract(image.read_bytes())
+        if data is None:
+            return None
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".vmlinux-", dir=out.parent)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, out)
+        (out.parent / "source").write_text(f"{image}\n")
+    progress(f"extracted vmlinux from {image.name} (boots without "
+             "the emulated decompressor)")
+    return out
+
+
+def _extract(blob: bytes) -> bytes | None:
+    """The PVH-bootable ELF inside a bzImage, or None."""
     for magic, cmd in MAGICS:
         if not shutil.which(cmd[0]):
             continue
@@ -60,14 +116,6 @@ def uncompressed(image: Path) -> Path | None:
             proc = subprocess.run(cmd, input=blob[start:], capture_output=True)
             data = proc.stdout
             if data[:4] == b"\x7fELF" and len(data) > 1 << 20:
-                if not _has_pvh_note(data):
-                    return None
-                out.parent.mkdir(parents=True, exist_ok=True)
-                tmp = out.with_name(out.name + ".tmp")
-                tmp.write_bytes(data)
-                tmp.rename(out)
-                progress(f"extracted vmlinux from {image.name} (boots without "
-                         "the emulated decompressor)")
-                return out
+                return data if _has_pvh_note(data) else None
             start = blob.find(magic, start + 1)
     return None

@@ -6,20 +6,25 @@ summary.json, and the initramfs work files.
 """
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
-from . import console, initramfs, qemu, results, tap
+from . import console, initramfs, junit, ktap, qemu, results, tap
 from .host import RunnerError, progress
 from .kernels import Prepared
 from .status import parse_status
 
 START_MARKER = "GUPNM-TEST-BEGIN"
-# Exit statuses of the runner beyond the test's own 0/1/4.
-EXIT_INFRA = 3        # the VM died before the test ended, or timed out
-EXIT_USAGE = 2
+END_MARKER = "GUPNM-TEST-END"
+# Exit statuses of the runner beyond the test's own 0/1/4 (results.py).
+EXIT_INFRA = results.EXIT_INFRA   # the guest died or timed out; the test did not run
+EXIT_USAGE = results.EXIT_USAGE   # bad input, found on the host
 
 
 @dataclass
@@ -72,8 +77,61 @@ def choose_accel(opts: VmOptions, prep: Prepared, work: Path) -> tuple[str, str]
     return qemu.probe_accel(prep.image, initramfs.build_probe(work))
 
 
+class ConsoleFollower:
+    """Live progress: the test's lines from console.log as they arrive.
+
+    Called by qemu.boot() while the guest runs; passes each complete line
+    between the start marker and the end marker to @emit.
+    """
+
+    def __init__(self, console: Path, emit: Callable[[str], None]) -> None:
+        self.console, self.emit = console, emit
+        self.pos, self.buf, self.inside, self.done = 0, b"", False, False
+
+    def poll(self) -> None:
+        if self.done:
+            return
+        try:
+            with open(self.console, "rb") as fh:
+                fh.seek(self.pos)
+                data = fh.read()
+        except OSError:
+            return
+        self.pos += len(data)
+        self.buf += data
+        *lines, self.buf = self.buf.split(b"\n")
+        for raw in lines:
+            line = raw.decode(errors="replace").rstrip("\r")
+            if not self.inside:
+                self.inside = line.endswith(START_MARKER)
+                continue
+            if line.startswith(END_MARKER):
+                self.done = True
+                return
+            self.emit(line)
+
+
+def _booted_release(con: str, dmesg: str) -> str | None:
+    """uname -r of the kernel that booted: its banner, else init's line."""
+    for text in (dmesg, con):
+        m = re.search(r"Linux version (\S+)", text)
+        if m:
+            return m.group(1)
+    m = re.search(r"^gupnm: kernel (\S+), ", con, re.M)
+    return m.group(1) if m else None
+
+
 def run(prep: Prepared, opts: VmOptions, outdir: Path,
-        durations: dict[str, float] | None = None) -> RunOutcome:
+        durations: dict[str, float] | None = None, *,
+        meta: dict | None = None,
+        live: Callable[[str], None] | None = None) -> RunOutcome:
+    """Boot @prep and run the test; writes summary.json, junit.xml, ktap.txt.
+
+    @meta: run facts (start time, versions, host) merged into the summary.
+    @live: called with each test line as the guest prints it.
+    SIGINT/SIGTERM (KeyboardInterrupt) while the guest runs stops QEMU and
+    ends in a summary whose outcome is "interrupted".
+    """
     outdir.mkdir(parents=True, exist_ok=True)
     durations = dict(durations or {})
     t0 = time.monotonic()
@@ -98,13 +156,24 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
 
     accel, accel_reason = choose_accel(opts, prep, outdir / "initramfs")
     append = " ".join(x for x in (qemu.BASE_APPEND, opts.append) if x)
-    attempts = []
+    attempts: list[float] = []
+    interrupted: KeyboardInterrupt | None = None
+    res = None
+    t_boot = time.monotonic()
     for attempt in range(1 + max(0, opts.retries)):
         progress(f"booting {prep.release} ({accel}, {opts.vcpus} vCPUs, "
                  f"{opts.memory_mb} MiB){' retry ' + str(attempt) if attempt else ''}")
-        res = qemu.boot(prep.image, cpio, outdir, accel=accel, vcpus=opts.vcpus,
-                        memory_mb=opts.memory_mb, append=append,
-                        timeout=opts.timeout)
+        kw = {}
+        if live:
+            kw["watch"] = ConsoleFollower(outdir / "console.log", live).poll
+        try:
+            res = qemu.boot(prep.image, cpio, outdir, accel=accel, vcpus=opts.vcpus,
+                            memory_mb=opts.memory_mb, append=append,
+                            timeout=opts.timeout, **kw)
+        except KeyboardInterrupt as err:     # qemu is already stopped
+            interrupted = err
+            attempts.append(time.monotonic() - t_boot)
+            break
         con = res.console.read_text(errors="replace")
         attempts.append(res.seconds)
         if not res.timed_out and console.early_boot_death(con, START_MARKER) \
@@ -112,17 +181,26 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
             (outdir / f"console.attempt{attempt + 1}.log").write_text(con)
             progress("the guest died before the test started (a known TCG "
                      "early-boot artefact); retrying")
+            t_boot = time.monotonic()
             continue
         break
-    durations["boot_and_test"] = res.seconds
-    st = parse_status(res.status.read_text(errors="replace"))
-    if st.times:
-        durations.update({f"guest_{k}": v for k, v in st.times.items()})
+    durations["boot_and_test"] = attempts[-1]
+
+    def read(name: str) -> str:
+        try:
+            return (outdir / name).read_text(errors="replace")
+        except OSError:
+            return ""
+    con = read("console.log")
+    st = parse_status(read("status.log"))
+    guest_uptime = dict(st.times)
 
     tap_text = st.tap
     if not st.complete_tap:         # guest died: take what the console has
         marker = con.find(START_MARKER)
         tap_text = con[marker + len(START_MARKER):] if marker >= 0 else ""
+        end = tap_text.find(END_MARKER)
+        tap_text = tap_text[:end] if end >= 0 else tap_text
     outer_text = tap_text
     if vmtests:
         (outdir / "run_vmtests.txt").write_text(tap_text)
@@ -137,26 +215,63 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
                                     "reference leak at unload"))
 
     problems = []
-    if res.timed_out:
+    qemu_msg = None
+    booted_release = _booted_release(con, st.dmesg)
+    reached_test = console.guest_reached_test(con, START_MARKER)
+    if interrupted is not None:
+        sig = getattr(interrupted, "signum", signal.SIGINT)
+        problems.append(f"interrupted by {signal.Signals(sig).name}; qemu stopped")
+    elif res.timed_out:
         problems.append(f"timed out after {opts.timeout:.0f} s")
-    if not st.booted:
+    elif res.returncode and not st.booted:
+        qemu_msg = qemu.qemu_error(outdir / "qemu.log")
+    if qemu_msg:
+        problems.append(f"qemu refused to start the guest: {qemu_msg}")
+    elif interrupted is not None and st.exit_code is None:
+        pass
+    elif not st.booted:
         problems.append("the guest never reached user space")
     elif st.exit_code is None:
         problems.append("the guest died before the test finished"
-                        if console.guest_reached_test(con, START_MARKER) else
+                        if reached_test else
                         "the guest died before the test started")
-    if st.rmmod == "failed":
+    mismatch = bool(booted_release and booted_release != prep.release)
+    if mismatch:
+        problems.append(f"the guest booted kernel {booted_release}, not the "
+                        f"expected {prep.release}: the image is not the kernel "
+                        "it was named as")
+    elif st.exit_code is not None and not booted_release:
+        mismatch = True
+        problems.append("the guest never said which kernel it runs (no "
+                        "'Linux version' banner): cannot confirm it is "
+                        f"{prep.release}")
+    if st.rmmod == "failed" and not parsed.skipped:
         problems.append("rmmod test_gup_fast failed after the test")
+    notes = []
     if len(attempts) > 1:
-        problems_note = f"{len(attempts) - 1} retried boot(s) (early-boot death)"
-    else:
-        problems_note = ""
+        notes.append(f"{len(attempts) - 1} retried boot(s) (early-boot death)")
 
+    durations["total"] = sum(v for k, v in durations.items() if k != "total")
     summary = results.build_summary(
         kernel_release=prep.release, kernel_source=prep.source, accel=accel,
         vcpus=opts.vcpus, memory_mb=opts.memory_mb, cmdline=append, tap=parsed,
         splats=splats, exit_status=st.exit_code,
         durations=durations)
+    if qemu_msg:
+        code = results.EXIT_USAGE
+    elif interrupted is not None:
+        code = getattr(interrupted, "exit_code", results.EXIT_SIGINT)
+    elif mismatch:
+        code = results.EXIT_INFRA
+    else:
+        code = results.exit_code(
+            summary["outcome"], problems=problems, splat=bool(splats),
+            reached_test=reached_test, exit_status=st.exit_code,
+            has_results=bool(parsed.results))
+    summary["outcome"] = outcome_of(code)
+    summary["exit_code"] = code
+    summary["kernel"]["booted_release"] = booted_release
+    summary["guest_uptime"] = guest_uptime
     summary["accel_reason"] = accel_reason
     summary["spec"] = prep.spec
     summary["command"] = command
@@ -172,17 +287,33 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     if vmtests:
         summary["run_vmtests"] = {"outer": tap.summarize(tap.parse_tap(
             outer_text.splitlines())) if outer_text else None}
-    if problems_note:
-        summary["notes"] = [problems_note]
-    results.write_summary(outdir / "summary.json", summary)
-
-    if problems:
-        code = EXIT_INFRA
-    elif splats:
-        code = 1
-    else:
-        code = st.exit_code if st.exit_code is not None else EXIT_INFRA
+    if notes:
+        summary["notes"] = notes
+    summary.update(meta or {})
+    write_reports(outdir, summary)
+    # The initramfs tree and archive (about 11 MB) are this run's work
+    # files: nothing reads them once the guest is gone.
+    if not os.environ.get("GUPNM_KEEP_WORK"):
+        shutil.rmtree(outdir / "initramfs", ignore_errors=True)
     return RunOutcome(summary, code, outdir, tap_text)
+
+
+def outcome_of(code: int) -> str:
+    """The summary's outcome word for a runner exit code."""
+    return {results.EXIT_PASS: "pass", results.EXIT_FAIL: "fail",
+            results.EXIT_SKIP: "skip", results.EXIT_SIGINT: "interrupted",
+            results.EXIT_SIGTERM: "interrupted"}.get(code, "error")
+
+
+REPORT_FILES = {"summary": "summary.json", "junit": "junit.xml", "ktap": "ktap.txt"}
+
+
+def write_reports(outdir: Path, summary: dict) -> None:
+    """summary.json, junit.xml and ktap.txt of one run, each written atomically."""
+    summary.setdefault("files", dict(REPORT_FILES))
+    results.write_summary(outdir / REPORT_FILES["summary"], summary)
+    junit.write(outdir / REPORT_FILES["junit"], summary)
+    ktap.write(outdir / REPORT_FILES["ktap"], summary)
 
 
 def _slug(text: str) -> str:

@@ -105,7 +105,7 @@ class ParseCommandTest(unittest.TestCase):
         lines = out.splitlines()
         self.assertEqual(lines[0], BUG_VERDICT)
         self.assertEqual(lines[1], 'counts:  pass 44, fail 2, skip 0, xfail 0, timeout 0, error 0')
-        self.assertEqual(len(lines), 2, out)           # no splat, no TAP problem
+        self.assertEqual(lines[2:], ['test exit status: 1', 'exit:    1'], out)
         self.assertEqual(err, '')
 
     def test_real_status_log(self):
@@ -129,8 +129,9 @@ class ParseCommandTest(unittest.TestCase):
         self.assertEqual((rc, out.splitlines()[0]), (1, BUG_VERDICT))
 
     def test_synthetic_logs(self):
+        # early_panic: the kernel died before the test: it did not run (3).
         cases = {'pass.log': 0, 'whole_skip.log': 4, 'bug_present.log': 1,
-                 'warning_splat.log': 1, 'early_panic.log': 1}
+                 'warning_splat.log': 1, 'early_panic.log': 3}
         for name, want in cases.items():
             with self.subTest(log=name):
                 rc, out, _ = call(['parse', str(DATA / name)])
@@ -158,9 +159,50 @@ class ParseCommandTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             f = Path(tmp) / 'empty.log'
             f.write_text('')
+            rc, out, err = call(['parse', str(f)])
+        self.assertEqual(rc, 2)                      # bad input, not a FAIL
+        self.assertIn('is empty', err)
+
+    def test_binary_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            f = Path(tmp) / 'vmlinuz'
+            f.write_bytes(bytes(range(256)) * 64)
+            rc, out, err = call(['parse', str(f)])
+        self.assertEqual(rc, 2)
+        self.assertIn('is not a text log', err)
+
+    def test_text_without_tap_did_not_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            f = Path(tmp) / 'console.log'
+            f.write_text('[    0.000000] Linux version 6.12\nRun /init as init process\n')
             rc, out, _ = call(['parse', str(f)])
-        self.assertEqual(rc, 1)
+        self.assertEqual(rc, 3)
         self.assertIn('TAP problem: no TAP output found', out)
+
+    def forged(self, text):
+        with tempfile.TemporaryDirectory() as tmp:
+            f = Path(tmp) / 'console.log'
+            f.write_text(text)
+            return call(['parse', str(f)])
+
+    def test_forged_log_refused(self):
+        # The failing results rewritten as ok; the verdict lines still say 0/512.
+        real = (REAL / 'debian-6.12.console.log').read_text(errors='replace')
+        forged = real.replace('not ok 1 verdict_shadow_read', 'ok 1 verdict_shadow_read') \
+                     .replace('not ok 2 verdict_shadow_write', 'ok 2 verdict_shadow_write')
+        self.assertNotEqual(forged, real)
+        rc, out, _ = self.forged(forged)
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL', out.splitlines()[0])
+        self.assertIn('verdict line says 0/512', out)
+
+    def test_pass_without_exit_status_or_totals_is_not_a_pass(self):
+        # A log cut after its last result: nothing shows the test ended.
+        text = ('TAP version 13\n1..1\n# verdict shadow read: 512/512 pages via GUP-fast '
+                '(expected 512)\nok 1 verdict_shadow_read\n')
+        rc, out, _ = self.forged(text)
+        self.assertEqual(rc, 3, out)
+        self.assertIn("does not show the test's end", out)
 
 
 class RunCommandTest(unittest.TestCase):
@@ -181,18 +223,49 @@ class RunCommandTest(unittest.TestCase):
         self.assertIn('\nvm:      tcg (the CPU shows no vmx/svm flag (no nested virtualization)), '
                       '2 vCPUs, 1024 MiB\n', out)
         self.assertIn('\n' + BUG_VERDICT + '\n', out)
-        self.assertIn('         1 thread(s): shadow/anon = 2.29\n', out)
+        self.assertIn('         1 thread(s): shadow/anon ratio = 2.29\n', out)
         self.assertTrue(out.endswith('exit:    1\n'))
         self.assertNotIn('PROBLEM', out)
 
     def test_default_kernel_and_results_dir(self):
-        with mock.patch.object(cli, 'run_one', return_value=real_outcome()) as ro:
-            call(['run', '--config', 'debug'])
-        spec, args, outdir = ro.call_args.args
-        self.assertEqual(spec, cli.DEFAULT_KERNEL)
-        self.assertEqual(outdir.parent, REPO / 'results')
-        self.assertRegex(outdir.name, r'^\d{8}-\d{6}-debian_6\.12$')
-        self.assertTrue(cli._options(args).kmemleak)
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(cli, 'REPO', Path(tmp)), \
+                mock.patch.object(cli, 'run_one', return_value=real_outcome()) as ro:
+            call(['run', '--config', 'debug', '--kernel', 'source:debian-6.12'])
+            call(['run'])
+            spec, args, outdir = ro.call_args_list[0].args
+            self.assertEqual(spec, 'source:debian-6.12')
+            self.assertTrue(cli._options(args).kmemleak)
+            spec, args, second = ro.call_args_list[1].args
+            self.assertEqual(spec, cli.DEFAULT_KERNEL)
+            self.assertEqual(outdir.parent, Path(tmp) / 'results')
+            self.assertRegex(outdir.name, r'^\d{8}-\d{6}-source_debian-6\.12-\d+$')
+            self.assertRegex(second.name, r'^\d{8}-\d{6}-debian_6\.12-\d+$')
+
+    def test_results_dirs_are_unique(self):
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(cli, 'REPO', Path(tmp)):
+            args = argparse.Namespace(results=None)
+            dirs = {cli._results_dir(args, 'debian:6.12') for _ in range(5)}
+        self.assertEqual(len(dirs), 5)
+
+    def test_unusable_results_dir_is_exit_2(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            blocker = Path(tmp) / 'file'
+            blocker.write_text('')
+            with mock.patch.object(cli, 'run_one', side_effect=AssertionError('must not run')):
+                rc, _, err = call(['run', '--results', str(blocker / 'sub')])
+        self.assertEqual(rc, 2)
+        self.assertIn('cannot create or write there', err)
+        self.assertNotIn('Traceback', err)
+
+    def test_results_dir_of_another_run_is_kept(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / 'summary.json').write_text('{}')
+            with mock.patch.object(cli, 'run_one', side_effect=AssertionError('must not run')):
+                rc, _, err = call(['run', '--results', tmp])
+            self.assertEqual((Path(tmp) / 'summary.json').read_text(), '{}')
+        self.assertEqual(rc, 2)
+        self.assertIn('already holds a run', err)
 
     def test_report_problems_splats_and_notes(self):
         out = real_outcome(exit_code=3)
@@ -212,31 +285,85 @@ class RunCommandTest(unittest.TestCase):
         self.assertIn('note:    1 retried boot(s) (early-boot death)\n', text)
         self.assertIn('exit:    3', text)
 
-    def test_runner_error_is_exit_3(self):
-        with mock.patch.object(cli, 'run_one', side_effect=RunnerError('kernel build failed')):
-            rc, _, err = call(['run'])
+    def run_failing(self, exc, argv=()):
+        tmp = Path(tempfile.mkdtemp(prefix='gupnm-test-cli-'))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        with mock.patch.object(cli, 'run_one', side_effect=exc):
+            rc, out, err = call(['run', '--results', str(tmp), *argv])
+        return rc, out, err, json.loads((tmp / 'summary.json').read_text())
+
+    def test_runner_error_is_exit_3_with_a_summary(self):
+        rc, _, err, s = self.run_failing(RunnerError('kernel build failed'))
         self.assertEqual(rc, vmrun.EXIT_INFRA)
-        self.assertEqual(err, 'gupnm: error: kernel build failed\n')
+        self.assertTrue(err.startswith('gupnm: error: kernel build failed\n'))
+        self.assertEqual((s['exit_code'], s['outcome'], s['problems']),
+                         (3, 'error', ['kernel build failed']))
 
     def test_usage_error_is_exit_2(self):
-        with mock.patch.object(cli, 'run_one', side_effect=UsageError('bad kernel spec')):
-            rc, _, err = call(['run'])
+        rc, _, err, s = self.run_failing(UsageError('bad kernel spec'))
         self.assertEqual(rc, vmrun.EXIT_USAGE)
         self.assertIn('bad kernel spec', err)
+        self.assertEqual(s['exit_code'], 2)
 
-    def test_bad_spec_through_the_real_run_one(self):
-        # run_one -> kernels.prepare -> parse_spec raises UsageError: exit 2.
-        with mock.patch.object(cli, 'ensure_tools') as et:
+    def test_bad_spec_is_exit_2_before_anything(self):
+        with mock.patch.object(cli, 'ensure_tools') as et, \
+                mock.patch.object(cli, '_results_dir') as rd:
             rc, _, err = call(['run', '--kernel', 'debian'])
         self.assertEqual(rc, 2)
         self.assertIn("bad kernel spec 'debian'", err)
-        et.assert_called_once_with(source_build=False)
+        et.assert_not_called()
+        rd.assert_not_called()
 
-    def test_interrupt_is_130(self):
-        with mock.patch.object(cli, 'run_one', side_effect=KeyboardInterrupt):
-            rc, _, err = call(['run'])
+    def test_debug_config_needs_a_source_kernel(self):
+        with mock.patch.object(cli, 'run_one', side_effect=AssertionError('must not run')):
+            rc, _, err = call(['run', '--config', 'debug'])
+        self.assertEqual(rc, 2)
+        self.assertIn('--config debug needs a kernel built from source', err)
+
+    def test_bad_test_args_are_exit_2_before_anything(self):
+        for args in (['--test-args', '-p -5'], ['--test-args', '-p 999999999'],
+                     ['--test-args=-h'], ['--test-args', '-x'], ['--test-args', '0']):
+            with self.subTest(args=args), \
+                    mock.patch.object(cli, '_results_dir') as rd, \
+                    mock.patch.object(cli, 'run_one', side_effect=AssertionError('must not run')):
+                rc, _, err = call(['run', *args])
+                self.assertEqual(rc, 2, err)
+                self.assertIn('bad --test-args', err)
+                rd.assert_not_called()
+
+    def test_test_args_starting_with_a_dash_reach_the_test(self):
+        with mock.patch.object(cli, 'run_one', return_value=real_outcome()) as ro, \
+                mock.patch.object(cli, '_results_dir', return_value=Path('/nonexistent')):
+            call(['run', '--test-args', '-B'])
+            call(['run', '--test-args=-p 8 -B', '--vcpus', '1'])
+        self.assertEqual([c.args[1].test_args for c in ro.call_args_list], ['-B', '-p 8 -B'])
+
+    def test_image_that_is_not_a_kernel_is_exit_2(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / 'notakernel').write_text('hello\n' * 200)
+            with mock.patch.object(cli, 'run_one', side_effect=AssertionError('must not run')):
+                rc, _, err = call(['run', '--kernel', f'image:{tmp}/notakernel:{tmp}'])
+        self.assertEqual(rc, 2)
+        self.assertIn('is not an x86 kernel image', err)
+
+    def test_interrupt_is_130_with_an_interrupted_summary(self):
+        rc, _, err, s = self.run_failing(KeyboardInterrupt)
         self.assertEqual(rc, 130)
         self.assertIn('interrupted', err)
+        self.assertEqual((s['outcome'], s['exit_code']), ('interrupted', 130))
+
+    def test_sigterm_is_143(self):
+        from gupnm.host import Interrupted
+        rc, _, _, s = self.run_failing(Interrupted(15))
+        self.assertEqual((rc, s['outcome'], s['exit_code']), (143, 'interrupted', 143))
+
+    def test_json_prints_the_summary_on_stdout(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with mock.patch.object(cli, 'run_one', return_value=real_outcome(Path(tmp))):
+                rc, out, err = call(['run', '--results', tmp, '--json'])
+        self.assertEqual(rc, 1)
+        self.assertEqual(json.loads(out), real_outcome().summary)
+        self.assertIn('verdict: ', err)
 
     def test_run_one_prepares_and_runs(self):
         prep = mock.Mock(run_vmtests=Path('/t/run_vmtests.sh'))
@@ -244,6 +371,7 @@ class RunCommandTest(unittest.TestCase):
             config='default', accel='tcg', vcpus=2, memory=1024, append='', timeout=300,
             test_args='', retries=2)
         with mock.patch.object(cli, 'ensure_tools') as et, \
+                mock.patch.object(cli, 'run_meta', return_value={}), \
                 mock.patch.object(cli.kernels, 'prepare', return_value=prep) as kp, \
                 mock.patch.object(cli.vmrun, 'run', return_value='outcome') as vr:
             self.assertEqual(cli.run_one('source:debian-6.12:nofix', args, Path('/o')),
@@ -293,6 +421,7 @@ class CompareCommandTest(unittest.TestCase):
 
     def test_compare_plots(self):
         with mock.patch.object(cli, 'run_one', side_effect=self.outcomes()), \
+                mock.patch.object(cli, 'check_input'), \
                 mock.patch.object(cli, 'ensure_tools'), \
                 mock.patch.object(cli.subprocess, 'run') as sp:
             rc, out, _ = call(['compare', '--results', str(self.tmp), '--a', 'debian:6.12',

@@ -266,12 +266,45 @@ class BootTest(unittest.TestCase):
     def test_timeout_kills(self):
         proc = mock.Mock()
         proc.wait.side_effect = [subprocess.TimeoutExpired('qemu', 5), -9]
+        proc.pid = 4242
         with mock.patch.object(qemu.shutil, 'which', return_value='/usr/bin/qemu-system-x86_64'), \
+                mock.patch.object(qemu.os, 'killpg') as killpg, \
                 mock.patch.object(qemu.subprocess, 'Popen', return_value=proc):
             res = self.boot()
-        proc.kill.assert_called_once_with()
+        killpg.assert_called_once_with(4242, qemu.signal.SIGKILL)   # qemu's whole group
         self.assertIsNone(res.returncode)
         self.assertTrue(res.timed_out)
+
+    def test_interrupt_kills_and_propagates(self):
+        proc = mock.Mock(pid=4243)
+        proc.wait.side_effect = [KeyboardInterrupt, -9]
+        with mock.patch.object(qemu.shutil, 'which', return_value='/usr/bin/qemu-system-x86_64'), \
+                mock.patch.object(qemu.os, 'killpg') as killpg, \
+                mock.patch.object(qemu.subprocess, 'Popen', return_value=proc):
+            with self.assertRaises(KeyboardInterrupt):
+                self.boot()
+        killpg.assert_called_once_with(4243, qemu.signal.SIGKILL)
+
+    def test_watch_is_called_while_waiting(self):
+        proc = mock.Mock(pid=1)
+        proc.wait.side_effect = [subprocess.TimeoutExpired('qemu', 0.2)] * 2 + [0]
+        watch = mock.Mock()
+        with mock.patch.object(qemu.shutil, 'which', return_value='/usr/bin/qemu-system-x86_64'), \
+                mock.patch.object(qemu.subprocess, 'Popen', return_value=proc):
+            res = self.boot(watch=watch)
+        self.assertEqual(res.returncode, 0)
+        self.assertEqual(watch.call_count, 3)        # twice while waiting, once at the end
+
+    def test_qemu_error_and_version(self):
+        log = self.tmp / 'qemu.log'
+        log.write_text('warning: something\nqemu-system-x86_64: -kernel x: not a kernel\n')
+        self.assertEqual(qemu.qemu_error(log), 'qemu-system-x86_64: -kernel x: not a kernel')
+        log.write_text('')
+        self.assertIsNone(qemu.qemu_error(log))
+        self.assertIsNone(qemu.qemu_error(self.tmp / 'missing.log'))
+        with mock.patch.object(qemu.subprocess, 'run', return_value=mock.Mock(
+                stdout='QEMU emulator version 7.2.19 (Debian 1:7.2+dfsg-7+deb12u18)\n')):
+            self.assertEqual(qemu.version(), '7.2.19')
 
 
 if __name__ == '__main__':

@@ -47,9 +47,9 @@ class BuildSummaryTest(unittest.TestCase):
     def test_keys(self):
         self.assertEqual(set(self.bug), {
             'schema', 'kernel', 'vm', 'exit_status', 'verdict', 'outcome', 'bug_present', 'counts',
-            'skip_reason', 'cases', 'verdicts', 'bench_title', 'bench', 'bench_speedup', 'splats',
+            'skip_reason', 'cases', 'verdicts', 'bench_title', 'bench', 'bench_ratio', 'splats',
             'tap_errors', 'durations', 'expected', 'as_expected'})
-        self.assertEqual(self.bug['schema'], 1)
+        self.assertEqual(self.bug['schema'], 2)
 
     def test_kernel_and_vm(self):
         self.assertEqual(self.bug['kernel'], {'release': '6.12.117+deb12-amd64', 'source': DEBIAN})
@@ -78,15 +78,15 @@ class BuildSummaryTest(unittest.TestCase):
         self.assertEqual(self.bug['bench'][0], {'threads': 1, 'backing': 'shadow', 'min': 110.2,
                                                 'median': 120.5, 'max': 300.0})
         self.assertEqual(len(self.bug['bench']), 4)
-        self.assertEqual(self.bug['bench_speedup'], [
-            {'threads': 1, 'shadow_median': 120.5, 'anon_median': 33.0, 'speedup': 3.652},
-            {'threads': 2, 'shadow_median': 189.7, 'anon_median': 34.1, 'speedup': 5.563}])
+        self.assertEqual(self.bug['bench_ratio'], [
+            {'threads': 1, 'shadow_median': 120.5, 'anon_median': 33.0, 'shadow_anon_ratio': 3.652},
+            {'threads': 2, 'shadow_median': 189.7, 'anon_median': 34.1, 'shadow_anon_ratio': 5.563}])
 
     def test_fixed_kernel(self):
         self.assertEqual(self.fixed['outcome'], 'pass')
         self.assertIs(self.fixed['bug_present'], False)
         self.assertIs(self.fixed['as_expected'], True)
-        self.assertEqual(self.fixed['bench_speedup'][0]['speedup'], 1.033)
+        self.assertEqual(self.fixed['bench_ratio'][0]['shadow_anon_ratio'], 1.033)
 
     def test_splats_make_a_passing_run_fail(self):
         s = summary_for('kasan_report.log', '6.12.117-gupnm-debug', FIXED, 0,
@@ -215,10 +215,11 @@ class CompareTest(unittest.TestCase):
             rows = compare(load_summary(Path(d) / 'a.json'), load_summary(Path(d) / 'b.json'))
         self.assertEqual([r['speedup'] for r in rows], [3.544, 5.389])
 
-    def test_bench_speedups_helper(self):
-        self.assertEqual(results.bench_speedups([{'threads': 4, 'backing': 'shadow', 'median': 90.0},
-                                                 {'threads': 4, 'backing': 'anon', 'median': 0.0}]),
-                         [{'threads': 4, 'shadow_median': 90.0, 'anon_median': 0.0, 'speedup': None}])
+    def test_bench_ratios_helper(self):
+        self.assertEqual(results.bench_ratios([{'threads': 4, 'backing': 'shadow', 'median': 90.0},
+                                               {'threads': 4, 'backing': 'anon', 'median': 0.0}]),
+                         [{'threads': 4, 'shadow_median': 90.0, 'anon_median': 0.0,
+                           'shadow_anon_ratio': None}])
 
 
 if __name__ == '__main__':

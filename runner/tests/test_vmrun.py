@@ -216,7 +216,7 @@ MINI_TAP = ('TAP version 13\n1..2\n# verdict shadow read: 512/512 pages via GUP-
             'ok 1 verdict_shadow_read\nok 2 live_pages_zero\n')
 
 
-def mini_status(*, exit_code=0, rmmod='ok', dmesg='[    0.000000] Linux version 6.12\n',
+def mini_status(*, exit_code=0, rmmod='ok', dmesg='[    0.000000] Linux version 6.12.117+deb12-amd64\n',
                 tap_text=MINI_TAP) -> str:
     return ('GUPNM-STATUS: booted\nGUPNM-TIME: init 1.00\nGUPNM-TIME: test 1.20\n'
             f'GUPNM-RMMOD: {rmmod}\nGUPNM-TAP-BEGIN\n{tap_text}GUPNM-TAP-END\n'
@@ -225,7 +225,8 @@ def mini_status(*, exit_code=0, rmmod='ok', dmesg='[    0.000000] Linux version 
 
 
 def mini_console(extra: str = '', tap_text=MINI_TAP) -> str:
-    return ('[    0.000000] Linux version 6.12\n[    0.900000] Run /init as init process\n'
+    return ('[    0.000000] Linux version 6.12.117+deb12-amd64\n'
+            '[    0.900000] Run /init as init process\n'
             f'GUPNM-TEST-BEGIN\n{tap_text}GUPNM-TEST-END: exit 0\n{extra}'
             '[    2.000000] reboot: Restarting system\n').replace('\n', '\r\n')
 
@@ -237,8 +238,8 @@ def warning_splat() -> str:
     return text[start:end]
 
 
-class RunTest(unittest.TestCase):
-    """vmrun.run() end to end, with the initramfs build and QEMU faked."""
+class VmFake:
+    """Set-up of vmrun.run() with the initramfs build and QEMU faked."""
 
     def setUp(self):
         self.tmp = Path(tempfile.mkdtemp(prefix='gupnm-test-vmrun-'))
@@ -260,7 +261,8 @@ class RunTest(unittest.TestCase):
             self.addCleanup(p.stop)
         self.build = self.mocks[2]
 
-    def _boot(self, kernel, initrd, outdir, *, accel, vcpus, memory_mb, append, timeout):
+    def _boot(self, kernel, initrd, outdir, *, accel, vcpus, memory_mb, append, timeout,
+              watch=None):
         self.boot_calls.append(dict(kernel=kernel, initrd=initrd, accel=accel, vcpus=vcpus,
                                     memory_mb=memory_mb, append=append, timeout=timeout))
         con, status, rc = self.boots.pop(0)
@@ -272,6 +274,10 @@ class RunTest(unittest.TestCase):
 
     boot_seconds = 10.401
     prepare_seconds = 7.864
+
+
+class RunTest(VmFake, unittest.TestCase):
+    """vmrun.run() end to end, with the initramfs build and QEMU faked."""
 
     def run_vm(self, prep=None, **opts):
         return vmrun.run(prep or _prep(), VmOptions(**opts), self.outdir,
@@ -287,8 +293,8 @@ class RunTest(unittest.TestCase):
         self.assertEqual({k: v for k, v in got['vm'].items() if k != 'cmdline'},
                          {k: v for k, v in want['vm'].items() if k != 'cmdline'})
         self.assertEqual(got['vm']['cmdline'], qemu.BASE_APPEND)
-        d_got = {k: v for k, v in got['durations'].items() if k != 'initramfs'}
-        d_want = {k: v for k, v in want['durations'].items() if k != 'initramfs'}
+        d_got = {k: v for k, v in got['durations'].items() if k not in ('initramfs', 'total')}
+        d_want = {k: v for k, v in want['durations'].items() if k not in ('initramfs', 'total')}
         self.assertEqual(d_got, d_want)
 
     def test_real_debian_boot_reproduces_real_summary(self):
@@ -357,7 +363,8 @@ class RunTest(unittest.TestCase):
         self.assertEqual((s['outcome'], s['problems'], s['splats'], s['boot_attempts']),
                          ('pass', [], [], 1))
         self.assertNotIn('notes', s)
-        self.assertEqual(s['durations']['guest_init'], 1.0)
+        self.assertEqual(s['guest_uptime']['init'], 1.0)
+        self.assertNotIn('guest_init', s['durations'])
         self.assertEqual(out.tap_text, MINI_TAP)
 
     def test_options_reach_payload_and_qemu(self):
@@ -458,9 +465,94 @@ class RunTest(unittest.TestCase):
         self.assertEqual(s['memfree_kb'], {})
         self.assertNotIn('memfree_delta_kb', s)
 
-    def test_test_exit_status_passes_through(self):
+    def test_whole_skip_is_4(self):
+        skip = 'TAP version 13\n1..0 # SKIP test_gup_fast module not available\n'
+        self.boots.append((mini_console(tap_text=skip),
+                           mini_status(exit_code=4, rmmod='failed', tap_text=skip), 0))
+        out = self.run_vm()
+        self.assertEqual((out.exit_code, out.summary['outcome']), (4, 'skip'))
+        self.assertEqual(out.summary['problems'], [])    # no module: rmmod fails, as it must
+
+    def test_exit_status_that_contradicts_the_tap_is_3(self):
         self.boots.append((mini_console(), mini_status(exit_code=4), 0))
-        self.assertEqual(self.run_vm().exit_code, 4)
+        self.assertEqual(self.run_vm().exit_code, 3)
+
+    def test_exit_0_without_tap_did_not_run(self):
+        # e.g. -h: the test printed its usage and exited 0; nothing ran.
+        self.boots.append((mini_console(tap_text='usage: gup_null_mapping\n'),
+                           mini_status(exit_code=0, tap_text='usage: gup_null_mapping\n'), 0))
+        out = self.run_vm()
+        self.assertEqual((out.exit_code, out.summary['outcome']), (3, 'error'))
+
+    def test_test_exit_1_without_tap_did_not_run(self):
+        self.boots.append((mini_console(tap_text=''), mini_status(exit_code=1, tap_text=''), 0))
+        self.assertEqual(self.run_vm().exit_code, 3)
+
+    def test_bail_out_after_results_is_1(self):
+        t = 'TAP version 13\n1..3\nok 1 a\nBail out! cannot open\n'
+        self.boots.append((mini_console(tap_text=t), mini_status(exit_code=1, tap_text=t), 0))
+        self.assertEqual(self.run_vm().exit_code, 1)
+
+    def test_another_kernel_booted_is_3(self):
+        self.boots.append((mini_console(), mini_status(), 0))
+        out = self.run_vm(_prep(release='7.2.13-amd64'))
+        self.assertEqual(out.exit_code, 3)
+        self.assertEqual(out.summary['kernel']['booted_release'], '6.12.117+deb12-amd64')
+        self.assertIn('the guest booted kernel 6.12.117+deb12-amd64, not the expected '
+                      '7.2.13-amd64', out.summary['problems'][0])
+
+    def test_qemu_error_is_2_with_its_message(self):
+        def refuse(kernel, initrd, outdir, **kw):
+            outdir.mkdir(parents=True, exist_ok=True)
+            for name in ('console.log', 'status.log'):
+                (outdir / name).write_text('')
+            (outdir / 'qemu.log').write_text(
+                'qemu-system-x86_64: initrd is too large: reduce it or add memory\n')
+            return qemu.BootResult(outdir / 'console.log', outdir / 'status.log', 1, 0.1, [])
+        self.mocks[5].side_effect = refuse
+        out = self.run_vm()
+        self.assertEqual(out.exit_code, 2)
+        self.assertEqual(out.summary['problems'], [
+            'qemu refused to start the guest: qemu-system-x86_64: initrd is too large: '
+            'reduce it or add memory'])
+
+    def test_interrupted_boot_is_130_with_a_summary(self):
+        from gupnm.host import Interrupted
+
+        def interrupted(kernel, initrd, outdir, **kw):
+            outdir.mkdir(parents=True, exist_ok=True)
+            (outdir / 'console.log').write_text(mini_console())
+            raise Interrupted(2)
+        self.mocks[5].side_effect = interrupted
+        out = self.run_vm()
+        self.assertEqual((out.exit_code, out.summary['outcome']), (130, 'interrupted'))
+        self.assertEqual(out.summary['problems'], ['interrupted by SIGINT; qemu stopped'])
+        on_disk = json.loads((self.outdir / 'summary.json').read_text())
+        self.assertEqual(on_disk['outcome'], 'interrupted')
+        self.assertIn('not ok 1 gup_null_mapping # ERROR interrupted',
+                      (self.outdir / 'ktap.txt').read_text())
+
+    def test_reports_are_written_and_readable_by_all(self):
+        self.boots.append((mini_console(), mini_status(), 0))
+        self.run_vm()
+        for name in ('summary.json', 'junit.xml', 'ktap.txt'):
+            with self.subTest(name=name):
+                self.assertEqual((self.outdir / name).stat().st_mode & 0o777, 0o644)
+
+    def test_live_progress_follows_the_test_lines(self):
+        lines = []
+        self.boots.append((mini_console(), mini_status(), 0))
+
+        def boot(kernel, initrd, outdir, watch=None, **kw):
+            res = self._boot(kernel, initrd, outdir, **kw)
+            watch()
+            return res
+        self.mocks[5].side_effect = boot
+        self.run_vm_live(lines.append)
+        self.assertEqual(lines, MINI_TAP.splitlines())
+
+    def run_vm_live(self, live):
+        return vmrun.run(_prep(), VmOptions(), self.outdir, durations={}, live=live)
 
     # Regression test (fixed bug): cli.py accepts --retries -1 (type=int) and vmrun.run() then runs
     # `for attempt in range(1 + opts.retries)` zero times: it never boots and

@@ -1,0 +1,193 @@
+"""Check gup_null_mapping's arguments on the host, by the rules the test applies.
+
+A bad argument must be refused before a VM boots (exit 2), not discovered
+inside the guest, where the test exits 1 -- the code for "bug present".
+
+The rules live in one table, RULES, keyed by option letter; the limits are
+named by the C macros the test uses and read from the test's source (and the
+uapi header) at check time, so a changed limit needs no edit here. The
+option letters the test accepts are read from its getopt() string: a letter
+the source no longer accepts is refused, and a new letter without a rule is
+passed through unchecked (and reported by the unit tests, which compare the
+table with the source).
+
+Parsing follows glibc getopt(): clustered flags (-Bp 8), attached values
+(-p8), options after operands (permutation), and "--" ending the options.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .host import REPO, UsageError
+
+SELFTEST = REPO / "tools/testing/selftests/mm/gup_null_mapping.c"
+UAPI = REPO / "lib/test_gup_fast_uapi.h"
+DRIVER = REPO / "lib/test_gup_fast.c"
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str                  # "int" (1..MAX), "ratio" (>0..MAX), "flag", "help"
+    limit: str | None = None   # C macro naming the upper bound
+    what: str = ""
+
+
+# Keep in step with parse_args() in gup_null_mapping.c.
+RULES = {
+    "p": Rule("int", "GUP_FAST_MAX_PAGES", "pages per buffer"),
+    "r": Rule("int", "MAX_REPS", "benchmark repetitions"),
+    "i": Rule("int", "GUP_FAST_MAX_ITERATIONS", "iterations per bench ioctl"),
+    "t": Rule("ratio", "MAX_RATIO", "largest shadow/anon ratio"),
+    "B": Rule("flag", what="skip the benchmark"),
+    "h": Rule("help", what="print the test's help"),
+}
+# Operands: benchmark thread counts, each 1..MAX_THREADS, at most
+# MAX_THREAD_COUNTS of them; threads x reps x iters <= MAX_BENCH_SAMPLES.
+THREADS_LIMIT, THREAD_COUNTS_LIMIT, SAMPLES_LIMIT = (
+    "MAX_THREADS", "MAX_THREAD_COUNTS", "MAX_BENCH_SAMPLES")
+DEFAULTS = {"p": "DEF_PAGES", "r": "DEF_REPS", "i": "DEF_ITERS"}
+# The driver refuses buffers above its max_pages module parameter.
+DRIVER_MAX_PAGES = "max_pages"
+
+
+def _c_number(expr: str) -> float:
+    """Value of a C constant: 512, 262144U, 1000000.0, (16UL * 1024 * 1024)."""
+    expr = re.sub(r"(?<=\d)(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)\b", "", expr)
+    factors = expr.strip().strip("()").split("*")
+    value = 1.0
+    for f in factors:
+        if not re.fullmatch(r"\s*\d+(?:\.\d*)?\s*", f):
+            raise ValueError(expr)
+        value *= float(f)
+    return value
+
+
+def constants(*sources: Path) -> dict[str, float]:
+    """#define NAME <number expression> of @sources, and the driver's max_pages."""
+    out: dict[str, float] = {}
+    for src in sources:
+        text = src.read_text(errors="replace")
+        for name, expr in re.findall(r"^#define\s+(\w+)\s+([^\n/]+)", text, re.M):
+            try:
+                out[name] = _c_number(expr.strip())
+            except (ValueError, SyntaxError):
+                pass
+        m = re.search(r"static unsigned long max_pages\s*=\s*(\d+)", text)
+        if m:
+            out[DRIVER_MAX_PAGES] = int(m.group(1))
+    return out
+
+
+def getopt_string(source: Path = SELFTEST) -> str:
+    m = re.search(r'getopt\(\s*argc\s*,\s*argv\s*,\s*"([^"]*)"\s*\)',
+                  source.read_text(errors="replace"))
+    if not m:
+        raise UsageError(f"cannot find the getopt() call in {source}: the test's "
+                         "arguments cannot be checked; update runner/gupnm/testargs.py")
+    return m.group(1)
+
+
+def usage() -> str:
+    opts = " ".join(f"[-{k}]" if r.kind in ("flag", "help") else f"[-{k} N]"
+                    for k, r in RULES.items())
+    return f"gup_null_mapping {opts} [THREADS...]"
+
+
+def _bad(msg: str) -> UsageError:
+    return UsageError(f"bad --test-args: {msg}\n  the test takes: {usage()}\n"
+                      "  (pass arguments that start with '-' as --test-args='-B ...')")
+
+
+def _int(letter: str, value: str, limit: float) -> int:
+    # parse_ulong(): a decimal integer in 1..limit, nothing else.
+    if not re.fullmatch(r"\d+", value) or not 1 <= int(value) <= limit:
+        raise _bad(f"-{letter} '{value}': expected an integer in 1..{int(limit)}")
+    return int(value)
+
+
+def _ratio(value: str, limit: float) -> float:
+    # strtod() must take all of it; then 0 < v <= MAX_RATIO.
+    try:
+        v = float.fromhex(value) if "0x" in value.lower() else \
+            float(value) if "_" not in value else math.nan
+    except ValueError:
+        v = math.nan
+    if not (math.isfinite(v) and 0 < v <= limit):
+        raise _bad(f"-t '{value}': expected a number above 0, up to {limit:.0f}")
+    return v
+
+
+def check(text: str, *, vcpus: int, source: Path = SELFTEST,
+          uapi: Path = UAPI, driver: Path = DRIVER) -> list[str]:
+    """The argument list of @text, or UsageError saying what is wrong."""
+    args = text.split()
+    accepted = getopt_string(source)
+    c = constants(source, uapi, driver)
+
+    def limit(name: str) -> float:
+        if name not in c:
+            raise UsageError(f"{name} is not defined in {source.name} or "
+                             f"{uapi.name}: update runner/gupnm/testargs.py")
+        return c[name]
+
+    values: dict[str, float] = {}
+    operands: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            operands += args[i:]
+            break
+        if not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+            continue
+        j = 1
+        while j < len(arg):
+            letter = arg[j]
+            j += 1
+            pos = accepted.find(letter)
+            if letter == ":" or pos < 0:
+                raise _bad(f"unknown option -{letter}")
+            rule = RULES.get(letter)
+            if pos + 1 < len(accepted) and accepted[pos + 1] == ":":
+                if j < len(arg):
+                    value, j = arg[j:], len(arg)
+                elif i < len(args):
+                    value, i = args[i], i + 1
+                else:
+                    raise _bad(f"-{letter} needs a value")
+                if rule and rule.kind == "int":
+                    values[letter] = _int(letter, value, limit(rule.limit))
+                elif rule and rule.kind == "ratio":
+                    values[letter] = _ratio(value, limit(rule.limit))
+            elif rule and rule.kind == "help":
+                raise _bad(f"-{letter} only prints the test's help: no test would run")
+
+    most = int(limit(THREAD_COUNTS_LIMIT))
+    if len(operands) > most:
+        raise _bad(f"too many thread counts ({len(operands)}): at most {most}")
+    threads = [_int_operand(t, limit(THREADS_LIMIT)) for t in operands]
+    if not threads:                   # the test's default: 1 2 4 ... ncpus
+        n = min(vcpus, int(limit(THREADS_LIMIT)))
+        threads = [1 << k for k in range(max(n - 1, 0).bit_length())] + [n]
+    reps = values.get("r", c.get(DEFAULTS["r"], 1))
+    iters = values.get("i", c.get(DEFAULTS["i"], 1))
+    samples = limit(SAMPLES_LIMIT)
+    for t in threads:
+        if reps * iters > samples // t:
+            raise _bad(f"{t} threads x {int(reps)} reps x {int(iters)} iters "
+                       f"exceeds {int(samples)} samples")
+    if "p" in values and DRIVER_MAX_PAGES in c and values["p"] > c[DRIVER_MAX_PAGES]:
+        raise _bad(f"-p {int(values['p'])} exceeds the driver's max_pages "
+                   f"({int(c[DRIVER_MAX_PAGES])})")
+    return args
+
+
+def _int_operand(value: str, limit: float) -> int:
+    if not re.fullmatch(r"\d+", value) or not 1 <= int(value) <= limit:
+        raise _bad(f"thread count '{value}': expected an integer in 1..{int(limit)}")
+    return int(value)
