@@ -1,26 +1,42 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Print the path of a pristine git tree of Debian's linux-source-<series>
-# (default 6.12), creating it in the cache on first use: the package is
-# downloaded with apt-get download and unpacked there, never installed.
+# (default 6.12) at VERSION (default: the newest Debian offers), creating it
+# in the cache on first use: the package is downloaded with apt-get download
+# through the runner's own apt lists (runner/debian-apt.sh, every suite) and
+# unpacked there, never installed.
 #
-#   runner/linux-source-base.sh [SERIES]
+#   runner/linux-source-base.sh [SERIES [VERSION]]
 #
 # Environment: GUPNM_CACHE (default ~/.cache/gupnm).
 set -euo pipefail
 
 series=${1:-6.12}
+want=${2:-}
 cache=${GUPNM_CACHE:-$HOME/.cache/gupnm}
 pkg=linux-source-$series
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 log() { echo "gupnm: $*" >&2; }
 die() { echo "gupnm: error: $*" >&2; exit 1; }
 
-command -v apt-cache >/dev/null || die "apt-cache not found: this needs a Debian host."
-version=$(apt-cache policy "$pkg" 2>/dev/null | awk '/Candidate:/ { print $2 }')
-if [ -z "$version" ] || [ "$version" = "(none)" ]; then
-	die "no candidate for $pkg: run 'apt-get update' (as root) and check that the
-       Debian security suite is in the apt sources."
+if [ -n "$want" ] && [ -f "$cache/src/$pkg-$want/.gupnm-base-ready" ]; then
+	echo "$cache/src/$pkg-$want"
+	exit 0
+fi
+APT_CONFIG=$("$here/debian-apt.sh")
+export APT_CONFIG
+if [ -n "$want" ]; then
+	version=$want
+	apt-cache madison "$pkg" | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' |
+		grep -qxF -- "$version" ||
+		die "Debian's archive no longer offers $pkg $version: pick one of
+       $(apt-cache madison "$pkg" | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | sort -u | tr '\n' ' ')"
+else
+	version=$(apt-cache policy "$pkg" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+	if [ -z "$version" ] || [ "$version" = "(none)" ]; then
+		die "Debian offers no $pkg (see runner/debian-apt.sh --refresh)."
+	fi
 fi
 
 base=$cache/src/$pkg-$version

@@ -25,7 +25,18 @@ from . import kconfig
 from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
 
 PATCHES = REPO / "patches"
-SELECTIONS = ("all", "nofix", "none")
+SELECTIONS = ("all", "nofix", "wrongfix", "none")
+# What each selection makes of gup_fast_folio_allowed()'s NULL-mapping
+# test, after the series (and, on 6.12, the backported fix) is applied:
+# the fix reverted (the regression), or a wrong fix that lets long-term
+# writable pins through GUP-fast as well. Both must make the test fail.
+FIXED_LINE = "\tif (!mapping)\n\t\treturn !reject_file_backed;\n"
+MUTATIONS = {
+    "nofix": "\tif (!mapping)\n\t\treturn false;\n",
+    "wrongfix": "\tif (!mapping)\n\t\treturn true;\n",
+}
+# Debian's source trees the runner knows, by the patch series made for them.
+DEBIAN_TREES = {"debian-6.12": "stable-6.12", "debian-7.3": "upstream"}
 
 
 @dataclass
@@ -41,13 +52,34 @@ class SourceKernel:
     variant: str
 
 
+@dataclass
+class Base:
+    path: Path
+    series: str            # patchgen/ series that applies: upstream, stable-6.12
+
+
+def pinned(series: str) -> tuple[str, str]:
+    """(package, version) a series is made for: patchgen/<series>/base."""
+    pkg, version = (REPO / "patchgen" / series / "base").read_text().split()[:2]
+    return pkg, version
+
+
+def series_of_tree(path: Path) -> str:
+    """The series for a kernel tree: stable-6.12 on 6.12, else upstream."""
+    text = (path / "Makefile").read_text(errors="replace")[:2000]
+    ver = re.search(r"^VERSION = (\d+)", text, re.M)
+    lvl = re.search(r"^PATCHLEVEL = (\d+)", text, re.M)
+    return "stable-6.12" if ver and lvl and \
+        (ver.group(1), lvl.group(1)) == ("6", "12") else "upstream"
+
+
 # What patchgen/gen-series.sh makes the series of: the new files at their
 # kernel-tree paths and patchgen/ itself.
 SERIES_INPUTS = ("lib", "tools", "patchgen")
 
 
-def _series_key(base: Path) -> str:
-    h = hashlib.sha256(_git(base, "rev-parse", "HEAD").encode())
+def _series_key(base: Path, name: str) -> str:
+    h = hashlib.sha256(_git(base, "rev-parse", "HEAD").encode() + name.encode())
     for top in SERIES_INPUTS:
         for path in sorted((REPO / top).rglob("*")):
             if path.is_file():
@@ -56,44 +88,50 @@ def _series_key(base: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def current_series(base: Path) -> Path:
-    """The patch directory that matches the working tree.
+def current_series(base: Path, name: str) -> Path:
+    """The patch directory of series @name that matches the working tree.
 
-    patches/ when it is what patchgen/gen-series.sh makes of the repository
-    now; otherwise (a file was edited and `make patches` not yet run) a
-    freshly generated copy in the cache, so the kernel tested is the one the
-    working tree describes, and patches/ is left alone. Generated once per
-    state of the inputs.
+    patches/<name> when it is what patchgen/gen-series.sh makes of the
+    repository now; otherwise (a file was edited and `make patches` not yet
+    run) a freshly generated copy in the cache, so the kernel tested is the
+    one the working tree describes, and patches/ is left alone. Generated
+    once per state of the inputs.
     """
+    committed = PATCHES / name
     store = cache_dir() / "series"
     store.mkdir(parents=True, exist_ok=True)
-    fresh = store / _series_key(base)
+    fresh = store / f"{name}-{_series_key(base, name)}"
     if not fresh.exists():
         tmp = Path(tempfile.mkdtemp(prefix=".gen-", dir=store))
         try:
-            run([REPO / "patchgen" / "gen-series.sh", "-o", tmp, "-b", base],
+            run([REPO / "patchgen" / "gen-series.sh", "-o", tmp, "-b", base, name],
                 what="patchgen/gen-series.sh")
         except RunnerError as err:
             shutil.rmtree(tmp, ignore_errors=True)
             # Another base than the series was made for: its hunks may not
-            # apply exactly; the committed patches/ are what to try there.
-            progress(f"cannot regenerate the series on {base}; using patches/ "
-                     f"as committed ({str(err).splitlines()[0]})")
-            return PATCHES
+            # apply exactly; the committed patches are what to try there.
+            progress(f"cannot regenerate the {name} series on {base}; using "
+                     f"{committed} as committed ({str(err).splitlines()[0]})")
+            return committed
         try:
             tmp.rename(fresh)
         except OSError:             # another run made it first
             shutil.rmtree(tmp, ignore_errors=True)
-    same = subprocess.run(["diff", "-rq", str(PATCHES), str(fresh)],
+    same = subprocess.run(["diff", "-rq", str(committed), str(fresh)],
                           capture_output=True).returncode == 0
     if same:
-        return PATCHES
-    progress("patches/ is older than the files it is made of: testing a fresh "
-             "series (run make patches to update patches/)")
+        return committed
+    progress(f"patches/{name} is older than the files it is made of: testing "
+             "a fresh series (run make patches to update patches/)")
     return fresh
 
 
-def series(selection: str, patch_dir: Path = PATCHES) -> list[Path]:
+def is_fix(patch: Path) -> bool:
+    """The backported fix: the one patch of a series that changes mm/gup.c."""
+    return "\ndiff --git a/mm/gup.c b/mm/gup.c\n" in patch.read_text(errors="replace")
+
+
+def series(selection: str, patch_dir: Path) -> list[Path]:
     if selection not in SELECTIONS:
         raise UsageError(f"unknown patch selection '{selection}': use "
                          + ", ".join(SELECTIONS))
@@ -104,26 +142,32 @@ def series(selection: str, patch_dir: Path = PATCHES) -> list[Path]:
         raise RunnerError(f"{listing} missing: run make patches")
     names = [l.strip() for l in listing.read_text().splitlines()
              if l.strip() and not l.startswith("#")]
+    patches = [patch_dir / n for n in names]
     if selection == "nofix":
-        names = names[:-1]
-    return [patch_dir / n for n in names]
+        patches = [p for p in patches if not is_fix(p)]
+    return patches
 
 
-def resolve_base(spec: str) -> Path:
-    if spec in ("debian", "debian-6.12"):
-        out = run([REPO / "runner" / "linux-source-base.sh", "6.12"],
-                  what="preparing linux-source-6.12")
-        return Path(out.strip().splitlines()[-1])
+def resolve_base(spec: str) -> Base:
+    if spec == "debian":
+        spec = "debian-6.12"
+    if spec in DEBIAN_TREES:
+        name = DEBIAN_TREES[spec]
+        pkg, version = pinned(name)
+        out = run([REPO / "runner" / "linux-source-base.sh",
+                   pkg[len("linux-source-"):], version],
+                  what=f"preparing {pkg} {version}")
+        return Base(Path(out.strip().splitlines()[-1]), name)
     path = Path(spec).expanduser().resolve()
     if not (path / "Makefile").exists() or not (path / "mm" / "gup.c").exists():
         raise UsageError(f"{path} is not a kernel source tree (no Makefile or "
-                          "mm/gup.c)")
+                          f"mm/gup.c); Debian's trees: {', '.join(DEBIAN_TREES)}")
     probe = subprocess.run(["git", "-C", str(path), "rev-parse", "--verify", "-q",
                             "HEAD"], capture_output=True, text=True)
     if probe.returncode:
         raise RunnerError(f"{path} is not a git tree with a commit; make it one "
                           "with: git init && git add -A -f && git commit -m base")
-    return path
+    return Base(path, series_of_tree(path))
 
 
 def _git(base: Path, *args: str, env: dict | None = None) -> str:
@@ -135,8 +179,23 @@ def _git(base: Path, *args: str, env: dict | None = None) -> str:
     return proc.stdout.strip()
 
 
-def _patched_commit(base: Path, head: str, patches: list[Path], kroot: Path) -> str:
-    """Apply @patches to @head in a scratch index; return the new commit."""
+def mutate_gup(text: str, selection: str) -> str:
+    """mm/gup.c with the NULL-mapping test as @selection wants it."""
+    if selection not in MUTATIONS:
+        return text
+    if text.count(FIXED_LINE) != 1:
+        if selection == "nofix" and text.count(MUTATIONS["nofix"]) == 1:
+            return text                 # the tree never had the fix
+        raise RunnerError("mm/gup.c has no single 'if (!mapping) return "
+                          "!reject_file_backed;': cannot make the "
+                          f"'{selection}' kernel of this tree")
+    return text.replace(FIXED_LINE, MUTATIONS[selection])
+
+
+def _patched_commit(base: Path, head: str, patches: list[Path], kroot: Path,
+                    selection: str = "all") -> str:
+    """Apply @patches to @head in a scratch index, then the @selection
+    change of mm/gup.c; return the new commit."""
     index = kroot / "scratch.index"
     env = {"GIT_INDEX_FILE": str(index)}
     _git(base, "read-tree", head, env=env)
@@ -147,13 +206,23 @@ def _patched_commit(base: Path, head: str, patches: list[Path], kroot: Path) -> 
         if proc.returncode:
             raise RunnerError(f"patch {patch.name} does not apply to {base} "
                               f"({head[:12]}):\n{proc.stderr.strip()}")
+    if selection in MUTATIONS:
+        text = _git(base, "show", ":mm/gup.c", env=env) + "\n"
+        new = mutate_gup(text, selection)
+        if new != text:
+            blob = subprocess.run(["git", "-C", str(base), "hash-object", "-w",
+                                   "--stdin"], input=new, capture_output=True,
+                                  text=True, check=True).stdout.strip()
+            _git(base, "update-index", "--cacheinfo", f"100644,{blob},mm/gup.c",
+                 env=env)
     tree = _git(base, "write-tree", env=env)
     index.unlink(missing_ok=True)
     ident = {"GIT_AUTHOR_NAME": "gupnm", "GIT_AUTHOR_EMAIL": "gupnm@localhost",
              "GIT_COMMITTER_NAME": "gupnm", "GIT_COMMITTER_EMAIL": "gupnm@localhost",
              "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+0000",
              "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+0000"}
-    msg = "gupnm: " + (", ".join(p.name for p in patches) or "no patches")
+    msg = "gupnm: " + (", ".join(p.name for p in patches) or "no patches") \
+        + (f" ({selection})" if selection in MUTATIONS else "")
     return _git(base, "commit-tree", tree, "-p", head, "-m", msg, env=ident)
 
 
@@ -169,10 +238,11 @@ def make_env(kroot: Path) -> dict:
 
 
 def prepare(spec: str, selection: str, variant: str = "default") -> SourceKernel:
-    base = resolve_base(spec)
+    resolved = resolve_base(spec)
+    base = resolved.path
     head = _git(base, "rev-parse", "HEAD")
-    patches = series(selection, current_series(base) if selection != "none"
-                     else PATCHES)
+    patches = series(selection, current_series(base, resolved.series)
+                     if selection != "none" else PATCHES / resolved.series)
     key = f"{_slug(base.name)}-{head[:12]}-{selection}-{variant}"
     kroot = cache_dir() / "kernels" / key
     kroot.mkdir(parents=True, exist_ok=True)
@@ -188,7 +258,7 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
 
     progress(f"source {base} ({head[:12]}) + patches: {selection} "
              f"({len(patches)}), config: {variant}")
-    commit = _patched_commit(base, head, patches, kroot)
+    commit = _patched_commit(base, head, patches, kroot, selection)
     if not (tree / ".git").exists():
         _git(base, "worktree", "prune")
         progress(f"checking out the tree into {tree}")

@@ -54,7 +54,7 @@ class ParseSpecTest(unittest.TestCase):
 
     def test_messages(self):
         with self.assertRaisesRegex(UsageError, r"'fix' in 'source:x:fix' is not a patch "
-                                                r"selection: all, nofix, none"):
+                                                r"selection: all, nofix, wrongfix, none"):
             kernels.parse_spec('source:x:fix')
         with self.assertRaisesRegex(UsageError, r"bad kernel spec 'image:/k': use debian:6.12"):
             kernels.parse_spec('image:/k')
@@ -268,7 +268,7 @@ class SeriesKeyTest(unittest.TestCase):
     def key(self, repo):
         with mock.patch.object(source, 'REPO', repo), \
                 mock.patch.object(source, '_git', return_value='0' * 40):
-            return source._series_key(Path('/base'))
+            return source._series_key(Path('/base'), 'upstream')
 
     def test_key_follows_inputs(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -287,3 +287,50 @@ class SeriesKeyTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class SelectionTest(unittest.TestCase):
+    """What each source selection makes of mm/gup.c and of the series."""
+
+    GUP = ("\tmapping = READ_ONCE(folio->mapping);\n\n"
+           "\tif (!mapping)\n\t\treturn !reject_file_backed;\n\n"
+           "\tmapping_flags = (unsigned long)mapping & PAGE_MAPPING_FLAGS;\n")
+
+    def test_mutations(self):
+        self.assertEqual(source.mutate_gup(self.GUP, "all"), self.GUP)
+        self.assertIn("\tif (!mapping)\n\t\treturn false;\n",
+                      source.mutate_gup(self.GUP, "nofix"))
+        self.assertIn("\tif (!mapping)\n\t\treturn true;\n",
+                      source.mutate_gup(self.GUP, "wrongfix"))
+        self.assertNotIn("reject_file_backed;\n\n\tmapping_flags",
+                         source.mutate_gup(self.GUP, "wrongfix"))
+
+    def test_unfixed_tree(self):
+        unfixed = source.mutate_gup(self.GUP, "nofix")
+        self.assertEqual(source.mutate_gup(unfixed, "nofix"), unfixed)
+        with self.assertRaisesRegex(RunnerError, "cannot make the 'wrongfix' kernel"):
+            source.mutate_gup(unfixed, "wrongfix")
+
+    def test_nofix_drops_the_fix_patch_only(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = Path(tmp)
+            (d / "0001-fix.patch").write_text("x\ndiff --git a/mm/gup.c b/mm/gup.c\n")
+            (d / "0002-lib.patch").write_text("x\ndiff --git a/lib/Makefile b/lib/Makefile\n")
+            (d / "series").write_text("0001-fix.patch\n0002-lib.patch\n")
+            names = lambda sel: [p.name for p in source.series(sel, d)]
+            self.assertEqual(names("all"), ["0001-fix.patch", "0002-lib.patch"])
+            self.assertEqual(names("wrongfix"), ["0001-fix.patch", "0002-lib.patch"])
+            self.assertEqual(names("nofix"), ["0002-lib.patch"])
+            self.assertEqual(names("none"), [])
+
+    def test_series_of_tree(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            mk = Path(tmp) / "Makefile"
+            mk.write_text("VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 118\n")
+            self.assertEqual(source.series_of_tree(Path(tmp)), "stable-6.12")
+            mk.write_text("VERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\n")
+            self.assertEqual(source.series_of_tree(Path(tmp)), "upstream")
+
+    def test_pinned_bases(self):
+        self.assertEqual(source.pinned("stable-6.12")[0], "linux-source-6.12")
+        self.assertEqual(source.pinned("upstream")[0], "linux-source-7.3")
