@@ -24,8 +24,12 @@ B ?= source:debian-6.12:all
 help:
 	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
 
+# make itself exits 2 whenever a recipe fails: the runner's own exit code
+# (README: Exit status) is printed, and pipelines call runner/gupnm-run.
 run:
-	$(GUPNM) run --kernel $(KERNEL) $(RUN_ARGS)
+	@$(GUPNM) run --kernel $(KERNEL) $(RUN_ARGS) || { rc=$$?; \
+	  echo "make run: runner/gupnm-run exited $$rc (make exits 2; for the runner's code call runner/gupnm-run run directly)" >&2; \
+	  exit $$rc; }
 
 compare:
 	$(GUPNM) compare --a $(A) --b $(B) $(RUN_ARGS)

@@ -169,7 +169,8 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
                      meta=meta or run_meta(datetime.now(timezone.utc)), live=live)
 
 
-def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None) -> None:
+def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None,
+           show_problems: bool = True) -> None:
     file = file or sys.stdout
     s = out.summary
 
@@ -202,7 +203,7 @@ def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None) -> None:
     for sp in s.get("splats", []):
         say(f"SPLAT ({sp['kind']}) at console line {sp['line']}:")
         say("    " + sp["excerpt"].replace("\n", "\n    "))
-    for problem in s.get("problems", []):
+    for problem in s.get("problems", []) if show_problems else []:
         say(f"PROBLEM: {problem}")
     for note in s.get("notes", []):
         say(f"note:    {note}")
@@ -246,7 +247,7 @@ def cmd_run(args) -> int:
         summary.update(meta)
         vmrun.write_reports(outdir, summary)
         out = vmrun.RunOutcome(summary, code, outdir, "")
-        report(out, show_tap=False, file=sys.stderr)
+        report(out, show_tap=False, file=sys.stderr, show_problems=False)
         if args.json:
             print(json.dumps(summary, indent=2, sort_keys=True))
         return code

@@ -95,21 +95,28 @@ def run(cmd: Sequence[str], *, log: Path | None = None, cwd: Path | None = None,
     return proc.stdout
 
 
-# Debian package that provides each tool the runner calls.
+# Debian package that provides each tool the runner calls, on every path:
+# a fresh Debian 12 with only git, make and python3 gets all of them.
 TOOLS = {
     "qemu-system-x86_64": "qemu-system-x86",
     "cpio": "cpio",
-    "gcc": "gcc",
+    "gcc": "gcc",                   # the module and the static test
     "make": "make",
     "dpkg-deb": "dpkg",
     "apt-get": "apt",
     "git": "git",
     "depmod": "kmod",
+    "pahole": "dwarves",            # BTF of the module (Debian's kernels have BTF)
+    "perl": "perl",                 # kernel-doc under W=1 needs Pod::Usage
+    "xz": "xz-utils",               # kselftest headers out of linux-source
+    "zstd": "zstd",                 # vmlinux out of a zstd bzImage
+    "flock": "util-linux",
 }
+# Packages without a command to look for: static libc for the test.
+PACKAGES = ["libc6-dev"]
 # Extra tools for building a kernel from source.
 SOURCE_TOOLS = {
     "bc": "bc", "flex": "flex", "bison": "bison", "ccache": "ccache",
-    "pahole": "dwarves", "perl": "perl",
 }
 SOURCE_PACKAGES = ["libelf-dev", "libssl-dev"]
 _apt_updated = False
@@ -132,7 +139,7 @@ def ensure_tools(*, source_build: bool = False, extra: dict | None = None) -> No
     """Install the Debian packages of missing tools (as root), else explain."""
     global _apt_updated
     tools = dict(TOOLS)
-    packages: list[str] = []
+    packages: list[str] = list(PACKAGES)
     if source_build:
         tools.update(SOURCE_TOOLS)
         packages += SOURCE_PACKAGES
@@ -144,13 +151,17 @@ def ensure_tools(*, source_build: bool = False, extra: dict | None = None) -> No
     if os.geteuid() != 0:
         raise RunnerError("missing tools; as root run:\n  apt-get update && "
                           + " ".join(cmd))
-    progress(f"installing {' '.join(missing)}")
     env = {"DEBIAN_FRONTEND": "noninteractive"}
+    fetch = [*cmd[:3], "--download-only", *cmd[3:]]
+    t0 = time.monotonic()
+    progress(f"downloading {' '.join(missing)} (and what they need)")
     try:
-        run(cmd, env=env, what="apt-get install")
+        run(fetch, env=env, what="apt-get install --download-only")
     except RunnerError:
         if _apt_updated:
             raise
         run(["apt-get", "update", "-q"], env=env, what="apt-get update")
         _apt_updated = True
-        run(cmd, env=env, what="apt-get install")
+        run(fetch, env=env, what="apt-get install --download-only")
+    progress(f"downloaded the packages in {time.monotonic() - t0:.1f}s; installing")
+    run(cmd, env=env, what="apt-get install")
