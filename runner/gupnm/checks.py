@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import contract, debian, matrix, source
+from . import chroot, contract, debian, matrix, source
 from .host import REPO, RunnerError, cache_dir, ensure_tools, progress
 
 
@@ -81,6 +81,23 @@ def check_module_builds(t: Tally) -> None:
         t.guard(f"host: module builds against Debian {series} headers, {what}, "
                 "no warnings", build)
 
+    def build_in_root(spec="7.3"):
+        # Debian's 7.x kernels name gcc-14 (trixie) or newer: the build runs
+        # in a root of the kernel's suite, as the runner does for them.
+        k = debian.fetch(spec)
+        cc = debian.cc_version_text(k.kdir)
+        root = chroot.root_for(debian.base_suite(k.offered.suites),
+                               chroot.compiler_of(cc)[1])
+        chroot.install_headers(root, k.debs, k.release)
+        with tempfile.TemporaryDirectory() as out:
+            log = Path(out) / "build.log"
+            chroot.build_module(root, k.release, Path(out) / "ko", log, ["W=1"])
+            text = log.read_text()
+        warnings = [l for l in text.splitlines() if re.search(r"warning:|error:", l)]
+        return not warnings, "\n".join(warnings) or f"built with {cc}"
+    t.guard("host: module builds against Debian 7.3 headers with the kernel's "
+            "own compiler (suite root), W=1, no warnings", build_in_root)
+
 
 def check_selftest_build(t: Tally, base: Path) -> None:
     def build():
@@ -106,39 +123,44 @@ def check_shellcheck(t: Tally) -> None:
         t.record(f"host: shellcheck {f.relative_to(REPO)}", rc == 0, out)
 
 
-def patch_files() -> list[Path]:
-    names = (REPO / "patches/series").read_text().split()
-    return [REPO / "patches" / n for n in names]
+def patch_files(series: str) -> list[Path]:
+    names = (REPO / "patches" / series / "series").read_text().split()
+    return [REPO / "patches" / series / n for n in names]
 
 
-def check_series(t: Tally, base: Path) -> None:
+def check_series(t: Tally, series: str, base: Path) -> None:
+    """@series (patches/<series>) against its base tree @base."""
+    label = f"series {series}"
+    patches = patch_files(series)
+
     def current():
         with tempfile.TemporaryDirectory() as tmp:
-            rc, out = _sh([REPO / "patchgen/gen-series.sh", "-o", tmp, "-b", base])
+            rc, out = _sh([REPO / "patchgen/gen-series.sh", "-o", tmp, "-b", base,
+                           series])
             if rc:
                 return False, out
-            rc, diff = _sh(["diff", "-ru", REPO / "patches", tmp])
+            rc, diff = _sh(["diff", "-ru", REPO / "patches" / series, tmp])
             return rc == 0, ("patches/ is stale: run make patches\n" + diff)
-    t.guard("series: patches/ is what patchgen/gen-series.sh makes", current)
+    t.guard(f"{label}: patches/{series} is what patchgen/gen-series.sh makes",
+            current)
 
     am_tree = Path(tempfile.mkdtemp(prefix="gupnm-am-"))
     _sh(["git", "-C", base, "worktree", "add", "-q", "--detach", am_tree, "HEAD"])
 
     def git_am():
         rc, out = _sh(["git", "-C", am_tree, "-c", "user.name=check",
-                       "-c", "user.email=check@localhost", "am", "-q",
-                       *patch_files()])
+                       "-c", "user.email=check@localhost", "am", "-q", *patches])
         head = _sh(["git", "-C", base, "rev-parse", "HEAD"])[1].strip()
         n = _sh(["git", "-C", am_tree, "rev-list", "--count", f"{head}..HEAD"])[1]
         n = n.strip() if rc == 0 else "0"
-        return rc == 0 and n == str(len(patch_files())), out + f"\n{n} commits applied"
-    applied = t.guard("series: git am onto linux-source-6.12", git_am)
+        return rc == 0 and n == str(len(patches)), out + f"\n{n} commits applied"
+    applied = t.guard(f"{label}: git am onto {base.name}", git_am)
 
     def patch_p1():
         # patch(1) needs only the files the series touches: check out just
         # those instead of the whole tree.
         wt = Path(tempfile.mkdtemp(prefix="gupnm-p1-"))
-        touched = sorted({f for p in patch_files() for f in re.findall(
+        touched = sorted({f for p in patches for f in re.findall(
             r"^diff --git a/(\S+) ", p.read_text(), re.M)})
         existing = [f for f in touched if _sh(["git", "-C", base, "cat-file",
                                                 "-e", f"HEAD:{f}"])[0] == 0]
@@ -148,7 +170,7 @@ def check_series(t: Tally, base: Path) -> None:
             rc, out = _sh(["git", "-C", wt, "checkout", "HEAD", "--", *existing])
             if rc:
                 return False, out
-            for p in patch_files():
+            for p in patches:
                 rc, out = _sh(["patch", "-p1", "--batch", "--forward", "-s",
                                "-i", p], cwd=wt)
                 if rc:
@@ -156,7 +178,7 @@ def check_series(t: Tally, base: Path) -> None:
             return True, ""
         finally:
             _sh(["git", "-C", base, "worktree", "remove", "--force", wt])
-    t.guard("series: patch -p1 onto linux-source-6.12", patch_p1)
+    t.guard(f"{label}: patch -p1 onto {base.name}", patch_p1)
 
     def kselftest_build():
         if not applied:
@@ -166,22 +188,36 @@ def check_series(t: Tally, base: Path) -> None:
                            f"OUTPUT={out}", f"{out}/gup_null_mapping"])
             warnings = [l for l in log.splitlines() if "warning:" in l]
             return rc == 0 and not warnings, "\n".join(warnings) or log
-    t.guard("series: gup_null_mapping builds with the tree's own "
+    t.guard(f"{label}: gup_null_mapping builds with the tree's own "
             "selftests/mm Makefile, no warnings", kselftest_build)
 
     try:
         checkpatch = base / "scripts/checkpatch.pl"
-        for p in patch_files():
-            t.guard(f"series: checkpatch --strict {p.name}",
+        for p in patches:
+            t.guard(f"{label}: checkpatch --strict {p.name}",
                     lambda p=p: run_checkpatch(am_tree if applied else base,
                                                checkpatch, p))
     finally:
         _sh(["git", "-C", base, "worktree", "remove", "--force", am_tree])
-    t.guard("series: the fix carries the exact Fixes: tag",
-            lambda: (FIXES_TAG in patch_files()[-1].read_text(),
-                     f"expected the line: {FIXES_TAG}"))
+    fixes = [p for p in patches if source.is_fix(p)]
+    if series == "stable-6.12":
+        def backport():
+            if [p.name for p in fixes] != [patches[0].name]:
+                return False, "the fix must be the series' first and only mm/gup.c patch"
+            text = fixes[0].read_text()
+            want = [FIXES_TAG, UPSTREAM_LINE, "From: John Hubbard <jhubbard@nvidia.com>"]
+            missing = [w for w in want if w not in text]
+            return not missing, "missing: " + "; ".join(missing)
+        t.guard(f"{label}: the fix comes first, as a backport of {UPSTREAM_FIX} "
+                "(upstream author, 'commit ... upstream.' line, exact Fixes: tag)",
+                backport)
+    else:
+        t.guard(f"{label}: no mm/gup.c change (the fix is upstream)",
+                lambda: (not fixes, ", ".join(p.name for p in fixes)))
 
 
+UPSTREAM_FIX = "c494788faffe"
+UPSTREAM_LINE = f"commit {UPSTREAM_FIX} upstream."
 FIXES_TAG = ('Fixes: f002882ca369 ("mm: merge folio_is_secretmem() and '
              'folio_fast_pin_allowed() into gup_fast_folio_allowed()")')
 
@@ -237,9 +273,10 @@ def main(argv: list[str] | None = None) -> int:
         ensure_tools(source_build=True, extra={"shellcheck": "shellcheck",
                                                "sparse": "sparse",
                                                "patch": "patch"})
-        base = source.resolve_base("debian-6.12")
+        bases = {name: source.resolve_base(tree).path
+                 for tree, name in source.DEBIAN_TREES.items()}
     except RunnerError as err:
-        t.record("setup: tools and linux-source-6.12", False, str(err))
+        t.record("setup: tools and linux-source-6.12/7.3", False, str(err))
         print(f"{t.passed} passed, {t.failed} failed")
         return 1
     if args.debug:
@@ -249,9 +286,10 @@ def main(argv: list[str] | None = None) -> int:
             progress("host checks")
             check_unit(t)
             check_shellcheck(t)
-            check_selftest_build(t, base)
+            check_selftest_build(t, bases["stable-6.12"])
             check_module_builds(t)
-            check_series(t, base)
+            for name, base in bases.items():
+                check_series(t, name, base)
         if not args.host_only:
             progress("VM matrix")
             matrix.run_matrix(t)
