@@ -290,7 +290,7 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
              build / ".config", *paths], log=log, env=env, cwd=tree,
             what="merge_config.sh")
         run([*make, "olddefconfig"], log=log, env=env, what="make olddefconfig")
-        bad = kconfig.missing(frags, (build / ".config").read_text())
+        bad = kconfig.missing(frags, (build / ".config").read_text(), tree)
         if bad:
             raise RunnerError("config options did not survive olddefconfig "
                               "(missing dependency?):\n  " + "\n  ".join(bad))

@@ -217,3 +217,17 @@ class FragmentsTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class UndefinedOptionTest(unittest.TestCase):
+    """An option the tree no longer defines is not a lost option."""
+
+    def test_option_gone_from_tree(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = Path(tmp)
+            (tree / "fs").mkdir()
+            (tree / "fs" / "Kconfig").write_text("config PROC_FS\n\tbool\n")
+            frags = [("base.config", "CONFIG_PROC_FS=y\nCONFIG_PROC_SYSCTL=y\n")]
+            self.assertEqual(kconfig.missing(frags, "CONFIG_PROC_FS=y\n", tree), [])
+            self.assertEqual(len(kconfig.missing(frags, "CONFIG_PROC_FS=y\n")), 1)
+            self.assertEqual(len(kconfig.missing(frags, "", tree)), 1)   # PROC_FS lost

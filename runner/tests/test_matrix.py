@@ -78,7 +78,7 @@ class RealSummaryTest(unittest.TestCase):
         cls.summary, cls.tap_text = load_real()
 
     def test_bug_expected_all_ok(self):
-        checks = matrix.assertions(self.summary, self.tap_text, bug=True)
+        checks = matrix.assertions(self.summary, self.tap_text, expect="bug")
         self.assertEqual(failing(checks), [])
         self.assertEqual([n for n, _, _ in checks],
                          [RAN, SPLAT, SHADOW_BUG, NAMES_BUG, ANON, MEMFD, SECRETMEM, PIN,
@@ -88,12 +88,12 @@ class RealSummaryTest(unittest.TestCase):
         # As written by a runner whose guest did not report MemFree.
         summary, tap_text = load_real(memfree=False)
         self.assertNotIn('memfree_delta_kb', summary)
-        checks = matrix.assertions(summary, tap_text, bug=True)
+        checks = matrix.assertions(summary, tap_text, expect="bug")
         self.assertEqual(failing(checks), [MEMFREE])
         self.assertEqual(by_name(checks)[MEMFREE][1], 'MemFree before/after: None')
 
     def test_details_name_what_was_seen(self):
-        d = by_name(matrix.assertions(self.summary, self.tap_text, bug=True))
+        d = by_name(matrix.assertions(self.summary, self.tap_text, expect="bug"))
         self.assertEqual(d[SHADOW_BUG][1], 'read 0/512, write 0/512')
         self.assertEqual(d[ANON][1], 'read 512/512, write 512/512')
         self.assertEqual(d[SECRETMEM][1], 'read 0/512, write 0/512')
@@ -104,7 +104,7 @@ class RealSummaryTest(unittest.TestCase):
                          "MemFree before/after: {'before': 903112, 'after': 902480}")
 
     def test_fixed_expected_fails_exactly_three(self):
-        checks = matrix.assertions(self.summary, self.tap_text, bug=False)
+        checks = matrix.assertions(self.summary, self.tap_text, expect="pass")
         self.assertEqual(failing(checks), [SHADOW_FIXED, OTHERS, EXIT0])
         names = [n for n, _, _ in checks]
         self.assertNotIn(NAMES_BUG, names)     # only asked when the bug is expected
@@ -121,13 +121,13 @@ class RealSummaryTest(unittest.TestCase):
         for c in s['cases']:
             c['status'] = 'pass'
         s['exit_status'] = 0
-        self.assertEqual(failing(matrix.assertions(s, '', bug=False)), [])
+        self.assertEqual(failing(matrix.assertions(s, '', expect="pass")), [])
         # ... and with the bug expected, the shadow, naming, others and exit checks fail.
-        self.assertEqual(failing(matrix.assertions(s, '', bug=True)),
+        self.assertEqual(failing(matrix.assertions(s, '', expect="bug")),
                          [SHADOW_BUG, NAMES_BUG, EXIT1])
 
     def test_debug_mode(self):
-        checks = matrix.assertions(self.summary, self.tap_text, bug=True, debug=True)
+        checks = matrix.assertions(self.summary, self.tap_text, expect="bug", debug=True)
         self.assertEqual(failing(checks), [])
         names = [n for n, _, _ in checks]
         self.assertNotIn(BENCH, names)
@@ -138,8 +138,8 @@ class RealSummaryTest(unittest.TestCase):
 
     def test_input_not_mutated(self):
         before = copy.deepcopy(self.summary)
-        matrix.assertions(self.summary, self.tap_text, bug=True, debug=True)
-        matrix.assertions(self.summary, self.tap_text, bug=False)
+        matrix.assertions(self.summary, self.tap_text, expect="bug", debug=True)
+        matrix.assertions(self.summary, self.tap_text, expect="pass")
         self.assertEqual(self.summary, before)
 
 
@@ -153,9 +153,9 @@ class MutationTest(unittest.TestCase):
     def setUp(self):
         self.s = copy.deepcopy(self.base)
 
-    def fails(self, bug=True, tap_text=None, **kw):
+    def fails(self, expect="bug", tap_text=None, **kw):
         return failing(matrix.assertions(self.s, self.tap_text if tap_text is None else tap_text,
-                                         bug, **kw))
+                                         expect, **kw))
 
     def verdict(self, backing, access):
         return next(v for v in self.s['verdicts']
@@ -167,7 +167,7 @@ class MutationTest(unittest.TestCase):
     def test_drop_control_verdict(self):
         self.s['verdicts'].remove(self.verdict('memfd', 'write'))
         self.assertEqual(self.fails(), [MEMFD])
-        d = by_name(matrix.assertions(self.s, self.tap_text, True))
+        d = by_name(matrix.assertions(self.s, self.tap_text, "bug"))
         self.assertEqual(d[MEMFD][1], 'no verdict line for memfd write')
 
     def test_drop_shadow_verdict(self):
@@ -182,14 +182,14 @@ class MutationTest(unittest.TestCase):
         self.s['splats'] = [{'kind': 'warning', 'line': 300,
                              'excerpt': 'WARNING: CPU: 0 PID: 1 at mm/gup.c:123'}]
         self.assertEqual(self.fails(), [SPLAT])
-        self.assertEqual(self.fails(bug=False), [SPLAT, SHADOW_FIXED, OTHERS, EXIT0])
-        d = by_name(matrix.assertions(self.s, self.tap_text, True))
+        self.assertEqual(self.fails(expect="pass"), [SPLAT, SHADOW_FIXED, OTHERS, EXIT0])
+        d = by_name(matrix.assertions(self.s, self.tap_text, "bug"))
         self.assertEqual(d[SPLAT][1], 'warning: WARNING: CPU: 0 PID: 1 at mm/gup.c:123')
 
     def test_problems(self):
         self.s['problems'] = ['timed out after 300 s']
         self.assertEqual(self.fails(), [RAN])
-        d = by_name(matrix.assertions(self.s, self.tap_text, True))
+        d = by_name(matrix.assertions(self.s, self.tap_text, "bug"))
         self.assertEqual(d[RAN][1], 'timed out after 300 s')
 
     def test_no_exit_status(self):
@@ -235,7 +235,7 @@ class MutationTest(unittest.TestCase):
     def test_secretmem_taken_by_gup_fast(self):
         self.verdict('secretmem', 'read')['fast'] = 512
         self.assertEqual(self.fails(), [SECRETMEM])
-        d = by_name(matrix.assertions(self.s, self.tap_text, True))
+        d = by_name(matrix.assertions(self.s, self.tap_text, "bug"))
         self.assertEqual(d[SECRETMEM][1], 'read 512/512, write 0/512')
 
     def test_anon_partially_refused(self):
@@ -252,12 +252,12 @@ class MutationTest(unittest.TestCase):
         # The bug verdict is 0/N, not "anything below N".
         self.verdict('shadow', 'write')['fast'] = 1
         self.assertEqual(self.fails(), [SHADOW_BUG])
-        self.assertEqual(self.fails(bug=False), [SHADOW_FIXED, OTHERS, EXIT0])
+        self.assertEqual(self.fails(expect="pass"), [SHADOW_FIXED, OTHERS, EXIT0])
 
     def test_pin_longterm_failed(self):
         self.case('pin_longterm_write_shadow')['status'] = 'fail'
         self.assertEqual(self.fails(), [PIN, OTHERS_BUG])
-        d = by_name(matrix.assertions(self.s, self.tap_text, True))
+        d = by_name(matrix.assertions(self.s, self.tap_text, "bug"))
         self.assertEqual(d[PIN][1], 'fail')
         self.assertEqual(d[OTHERS_BUG][1], 'failed: pin_longterm_write_shadow, '
                                            'verdict_shadow_read, verdict_shadow_write')
@@ -265,7 +265,7 @@ class MutationTest(unittest.TestCase):
     def test_pin_longterm_missing(self):
         self.s['cases'] = [c for c in self.s['cases'] if c['name'] != 'pin_longterm_write_shadow']
         self.assertEqual(self.fails(), [PIN])
-        self.assertEqual(by_name(matrix.assertions(self.s, self.tap_text, True))[PIN][1], 'None')
+        self.assertEqual(by_name(matrix.assertions(self.s, self.tap_text, "bug"))[PIN][1], 'None')
 
     def test_pin_longterm_skipped(self):
         self.case('pin_longterm_write_shadow')['status'] = 'skip'
@@ -298,13 +298,13 @@ class MutationTest(unittest.TestCase):
         # A jiffies clocksource measures 0 ns/page (the source-nofix run below).
         self.s['bench'][2]['median'] = 0.0
         self.assertEqual(self.fails(), [BENCH])
-        d = by_name(matrix.assertions(self.s, self.tap_text, True))
+        d = by_name(matrix.assertions(self.s, self.tap_text, "bug"))
         self.assertIn('2 shadow median 0.0', d[BENCH][1])
 
     def test_debug_race_case_skipped(self):
         self.case('race_kill_bench')['status'] = 'skip'
         self.assertEqual(self.fails(), [])
-        d = by_name(matrix.assertions(self.s, self.tap_text, True, debug=True))
+        d = by_name(matrix.assertions(self.s, self.tap_text, "bug", debug=True))
         name = 'malformed-input and race cases all pass (35 cases)'
         self.assertEqual(d[name], (False, 'not passing: race_kill_bench'))
 
@@ -323,14 +323,14 @@ class MutationTest(unittest.TestCase):
 
     def test_run_vmtests_outer_fixed(self):
         self.s['run_vmtests'] = {'outer': 'PASS: 1 passed, 0 skipped (no shadow verdict)'}
-        self.assertNotIn(VMTESTS_OK, self.fails(bug=False))
+        self.assertNotIn(VMTESTS_OK, self.fails(expect="pass"))
         self.s['run_vmtests'] = {'outer': 'SKIP: gup_null_mapping: (no reason given)'}
-        self.assertIn(VMTESTS_OK, self.fails(bug=False))
+        self.assertIn(VMTESTS_OK, self.fails(expect="pass"))
 
     def test_empty_summary(self):
         # Nothing at all: the run check and 'printed results' fail, the
         # per-case checks are not repeated, none raises.
-        checks = matrix.assertions({}, '', bug=True)
+        checks = matrix.assertions({}, '', expect="bug")
         self.assertEqual([n for n, ok, _ in checks if ok], [SPLAT])
         self.assertEqual([n for n, ok, _ in checks if not ok],
                          ['the guest ran the test to the end', 'the test printed results'])
@@ -349,13 +349,13 @@ class RealRunVmtestsSummaryTest(unittest.TestCase):
         self.tap_text = vmrun.unnest_run_vmtests(text)
 
     def test_only_the_bench_fails(self):
-        checks = matrix.assertions(self.summary, self.tap_text, bug=True)
+        checks = matrix.assertions(self.summary, self.tap_text, expect="bug")
         self.assertEqual(failing(checks), [BENCH])
         self.assertEqual(by_name(checks)[BENCH][1], '1 shadow median 0.0; 1 anon median 0.0')
         self.assertEqual(by_name(checks)[VMTESTS_BUG], (True, 'FAIL: gup_null_mapping'))
 
     def test_debug_mode_does_not_ask_for_the_bench(self):
-        checks = matrix.assertions(self.summary, self.tap_text, bug=True, debug=True)
+        checks = matrix.assertions(self.summary, self.tap_text, expect="bug", debug=True)
         self.assertEqual(failing(checks), [])
 
 
@@ -363,13 +363,16 @@ class MatrixTableTest(unittest.TestCase):
 
     def test_specs_parse(self):
         from gupnm import kernels
-        for spec, bug in matrix.MATRIX + matrix.DEBUG_MATRIX:
+        for spec, expect in matrix.MATRIX + matrix.DEBUG_MATRIX:
             with self.subTest(spec=spec):
                 kernels.parse_spec(spec)
-                self.assertIsInstance(bug, bool)
-        # The fix is what flips the verdict between nofix and all.
-        self.assertIn(('source:debian-6.12:nofix', True), matrix.MATRIX)
-        self.assertIn(('source:debian-6.12:all', False), matrix.MATRIX)
+                self.assertIn(expect, ("pass", "bug", "wrongfix"))
+        # The fix is what flips the verdict: on both trees, the reverted fix
+        # and the wrong fix stay in the matrix as negative controls.
+        for tree in ("debian-6.12", "debian-7.3"):
+            self.assertIn((f"source:{tree}:nofix", "bug"), matrix.MATRIX)
+            self.assertIn((f"source:{tree}:all", "pass"), matrix.MATRIX)
+            self.assertIn((f"source:{tree}:wrongfix", "wrongfix"), matrix.MATRIX)
 
     def test_args_fit_cli_options(self):
         opts = cli._options(matrix._args('debug', matrix.DEBUG_TEST_ARGS))
@@ -409,10 +412,16 @@ class RunMatrixTest(unittest.TestCase):
         # No test arguments: source kernels go through run_vmtests.sh.
         self.assertTrue(all(c.args[1].test_args == '' for c in run_one.call_args_list))
         bad = [n for n, ok in t.records if not ok]
-        self.assertEqual(bad, [
-            f'vm debian:6.1: {SHADOW_FIXED}', f'vm debian:6.1: {OTHERS}', f'vm debian:6.1: {EXIT0}',
-            'vm source:debian-6.12:nofix: prepared and booted',
-            'vm source:debian-6.12:all: prepared and booted'])
+        # The bug-present run given to every kernel fails exactly the rows
+        # that expect a pass; the source kernels fail to build.
+        want = []
+        for spec, expect in matrix.MATRIX:
+            if spec.startswith('source:'):
+                want.append(f'vm {spec}: prepared and booted')
+            elif expect == 'pass':
+                want += [f'vm {spec}: {SHADOW_FIXED}', f'vm {spec}: {OTHERS}',
+                         f'vm {spec}: {EXIT0}']
+        self.assertEqual(bad, want)
         self.assertIn(('vm debian:6.12: prepared and booted', True), t.records)
         self.assertIn('# vm debian:6.12: shadow 0/512 fast', out.getvalue())
 
