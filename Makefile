@@ -9,7 +9,10 @@
 #   make check      everything that proves the test right (README)
 #   make check-quick  the same without the debug kernels
 #   make check-debug  only the debug-kernel runs (KASAN, lockdep, kmemleak, ...)
-#   make patches    regenerate patches/ from the repository
+#   make patches    regenerate patches/ (upstream, stable-6.12) from the repository
+#   make patches-to-send  the same with your git identity, into out/patches
+#   make survey     the verdict on the newest Debian kernel of every series
+#   make kernels    every Debian kernel debian: reaches
 #   make unit       the runner's unit tests only
 
 PYTHON ?= python3
@@ -19,10 +22,10 @@ RUN_ARGS ?=
 A ?= source:debian-6.12:nofix
 B ?= source:debian-6.12:all
 
-.PHONY: run compare check check-quick check-debug patches unit help
+.PHONY: run compare check check-quick check-debug patches patches-to-send survey kernels unit help
 
 help:
-	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,16p' Makefile | sed 's/^# \{0,1\}//'
 
 # make itself exits 2 whenever a recipe fails: the runner's own exit code
 # (README: Exit status) is printed, and pipelines call runner/gupnm-run.
@@ -44,7 +47,20 @@ check-debug:
 	$(PYTHON) runner/gupnm-check --debug $(CHECK_ARGS)
 
 patches:
-	patchgen/gen-series.sh
+	patchgen/gen-series.sh upstream
+	patchgen/gen-series.sh stable-6.12
+
+# The copy to send: From:/Signed-off-by: from your git identity.
+OUT ?= out/patches
+patches-to-send:
+	patchgen/gen-series.sh -g -o $(OUT)/upstream upstream
+	patchgen/gen-series.sh -g -o $(OUT)/stable-6.12 stable-6.12
+
+survey:
+	$(GUPNM) survey $(RUN_ARGS)
+
+kernels:
+	$(GUPNM) kernels $(RUN_ARGS)
 
 unit:
 	$(PYTHON) runner/tests/run_unit_tests.py
