@@ -7,28 +7,23 @@
  * no ->mapping, and GUP-fast must still take it unless a long-term writable
  * pin asks for the slow path. This driver builds exactly that kind of buffer
  * when its debugfs file is mapped, asks get_user_pages_fast_only() about any
- * user range of the caller, and times pin_user_pages_fast(); see
+ * user range of the caller, pins a range and reports how many of its pages
+ * the pin dirtied, and times pin_user_pages_fast(); see
  * lib/test_gup_fast_uapi.h for the ABI and
  * tools/testing/selftests/mm/gup_null_mapping.c for the test.
  *
- * Page lifetime: a shadow buffer owns one reference on each of its pages and
- * is shared, reference counted, by every VMA that maps it (a split, mremap
- * or fork opens one more). When the last VMA closes, the buffer moves to a
- * drain list and drops each page once nobody else holds a reference, so a
- * reference leaked anywhere on these pages keeps live_pages above zero
- * instead of going unnoticed.
+ * The page tables own the pages: vm_insert_pages() takes a reference for
+ * each PTE and the driver drops its own once they are mapped, so a page is
+ * freed when its last mapping and its last pin are gone.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
 #include <linux/fs.h>
-#include <linux/kref.h>
 #include <linux/ktime.h>
-#include <linux/list.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/module.h>
-#include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -43,147 +38,56 @@ static unsigned long max_pages = 65536;
 module_param(max_pages, ulong, 0644);
 MODULE_PARM_DESC(max_pages, "Largest shadow buffer one mmap() may create, in pages (default 65536)");
 
-/* Pages this driver holds a reference on, mapped or draining. */
-static atomic_long_t live_pages = ATOMIC_LONG_INIT(0);
-
-/* Buffers no longer mapped whose pages are still referenced elsewhere. */
-static LIST_HEAD(drain_list);
-static DEFINE_MUTEX(drain_lock);
-
 static struct dentry *gup_fast_dir;
-
-struct shadow_buf {
-	struct kref ref;
-	struct list_head drain;
-	unsigned long nr_pages;
-	struct page *pages[];
-};
-
-/* Drop the pages nobody else references; true when none is left. */
-static bool shadow_buf_drain(struct shadow_buf *buf)
-{
-	bool empty = true;
-	unsigned long i;
-
-	for (i = 0; i < buf->nr_pages; i++) {
-		struct page *page = buf->pages[i];
-
-		if (!page)
-			continue;
-		if (page_count(page) != 1) {
-			empty = false;
-			continue;
-		}
-		put_page(page);
-		buf->pages[i] = NULL;
-		atomic_long_dec(&live_pages);
-	}
-	return empty;
-}
-
-static void drain_all(void)
-{
-	struct shadow_buf *buf, *next;
-
-	mutex_lock(&drain_lock);
-	list_for_each_entry_safe(buf, next, &drain_list, drain) {
-		if (shadow_buf_drain(buf)) {
-			list_del(&buf->drain);
-			kvfree(buf);
-		}
-	}
-	mutex_unlock(&drain_lock);
-}
-
-static void shadow_buf_release(struct kref *ref)
-{
-	struct shadow_buf *buf = container_of(ref, struct shadow_buf, ref);
-
-	mutex_lock(&drain_lock);
-	list_add_tail(&buf->drain, &drain_list);
-	mutex_unlock(&drain_lock);
-	drain_all();
-}
-
-static void shadow_vm_open(struct vm_area_struct *vma)
-{
-	struct shadow_buf *buf = vma->vm_private_data;
-
-	kref_get(&buf->ref);
-}
-
-static void shadow_vm_close(struct vm_area_struct *vma)
-{
-	struct shadow_buf *buf = vma->vm_private_data;
-
-	kref_put(&buf->ref, shadow_buf_release);
-}
-
-static const struct vm_operations_struct shadow_vm_ops = {
-	.open = shadow_vm_open,
-	.close = shadow_vm_close,
-};
 
 static int shadow_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	unsigned long nr_pages = vma_pages(vma);
-	struct shadow_buf *buf;
-	unsigned long i, num;
-	int ret;
+	unsigned long i, num, nr_pages = vma_pages(vma);
+	struct page **pages;
+	int ret = 0;
 
 	if (!(vma->vm_flags & VM_SHARED) || vma->vm_pgoff)
 		return -EINVAL;
 	if (nr_pages > READ_ONCE(max_pages))
 		return -E2BIG;
 
-	buf = kvzalloc(struct_size(buf, pages, nr_pages), GFP_KERNEL_ACCOUNT);
-	if (!buf)
+	pages = kvcalloc(nr_pages, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
 		return -ENOMEM;
-	kref_init(&buf->ref);
-	INIT_LIST_HEAD(&buf->drain);
-	buf->nr_pages = nr_pages;
-
 	for (i = 0; i < nr_pages; i++) {
-		buf->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-		if (!buf->pages[i]) {
+		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!pages[i]) {
 			ret = -ENOMEM;
-			goto out_put;
+			break;
 		}
-		atomic_long_inc(&live_pages);
 		if (fatal_signal_pending(current)) {
 			ret = -EINTR;
-			goto out_put;
+			break;
 		}
 		cond_resched();
 	}
 
 	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
-	/*
-	 * On failure the caller zaps whatever was inserted; our own
-	 * references go with the buffer below.
-	 */
+	/* On failure the caller zaps whatever was inserted. */
 	num = nr_pages;
-	ret = vm_insert_pages(vma, vma->vm_start, buf->pages, &num);
-	if (ret)
-		goto out_put;
+	if (!ret)
+		ret = vm_insert_pages(vma, vma->vm_start, pages, &num);
 
-	vma->vm_private_data = buf;
-	vma->vm_ops = &shadow_vm_ops;
-	return 0;
-
-out_put:
-	kref_put(&buf->ref, shadow_buf_release);
+	/* Each PTE holds its own reference now; drop the allocation's. */
+	for (i = 0; i < nr_pages && pages[i]; i++)
+		put_page(pages[i]);
+	kvfree(pages);
 	return ret;
 }
 
 /* Validate a page range of the caller; 0 or a negative errno. */
-static int check_user_range(u64 addr, u64 nr_pages)
+static int check_user_range(u64 addr, u64 nr_pages, u64 limit)
 {
 	u64 end;
 
 	if (!nr_pages || !PAGE_ALIGNED(addr))
 		return -EINVAL;
-	if (nr_pages > GUP_FAST_MAX_PAGES)
+	if (nr_pages > limit)
 		return -E2BIG;
 	if (check_add_overflow(addr, nr_pages << PAGE_SHIFT, &end))
 		return -EINVAL;
@@ -205,7 +109,7 @@ static long gup_fast_verdict(struct gup_fast_verdict __user *uarg)
 		return -EFAULT;
 	if ((arg.flags & ~GUP_FAST_FLAG_WRITE) || arg.reserved)
 		return -EINVAL;
-	ret = check_user_range(arg.addr, arg.nr_pages);
+	ret = check_user_range(arg.addr, arg.nr_pages, GUP_FAST_MAX_PAGES);
 	if (ret)
 		return ret;
 	verdicts = u64_to_user_ptr(arg.verdicts);
@@ -241,6 +145,59 @@ static long gup_fast_verdict(struct gup_fast_verdict __user *uarg)
 	return 0;
 }
 
+static unsigned int foll_flags(u32 flags)
+{
+	return (flags & GUP_FAST_FLAG_WRITE ? FOLL_WRITE : 0) |
+	       (flags & GUP_FAST_FLAG_LONGTERM ? FOLL_LONGTERM : 0);
+}
+
+static long gup_fast_pin(struct gup_fast_pin __user *uarg)
+{
+	const u32 known = GUP_FAST_FLAG_WRITE | GUP_FAST_FLAG_LONGTERM |
+			  GUP_FAST_FLAG_SLOW_PATH;
+	unsigned int gup_flags;
+	struct gup_fast_pin arg;
+	struct page **pages;
+	long i, nr;
+	int ret;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if ((arg.flags & ~known) || arg.reserved)
+		return -EINVAL;
+	ret = check_user_range(arg.addr, arg.nr_pages, GUP_FAST_MAX_PAGES);
+	if (ret)
+		return ret;
+	gup_flags = foll_flags(arg.flags);
+
+	pages = kvmalloc_array(arg.nr_pages, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	if (arg.flags & GUP_FAST_FLAG_SLOW_PATH)
+		nr = pin_user_pages_unlocked(arg.addr, arg.nr_pages, pages,
+					     gup_flags);
+	else
+		nr = pin_user_pages_fast(arg.addr, arg.nr_pages, gup_flags,
+					 pages);
+	if (nr <= 0) {
+		ret = nr ? nr : -EFAULT;
+		goto out;
+	}
+
+	arg.nr_dirty = 0;
+	for (i = 0; i < nr; i++)
+		arg.nr_dirty += folio_test_dirty(page_folio(pages[i]));
+	/* Not the _dirty_lock variant: the unpin must not dirty them. */
+	unpin_user_pages(pages, nr);
+	if (nr != arg.nr_pages)
+		ret = -EFAULT;
+	else if (put_user(arg.nr_dirty, &uarg->nr_dirty))
+		ret = -EFAULT;
+out:
+	kvfree(pages);
+	return ret;
+}
+
 /* Pin and unpin [addr, addr + nr_pages) once; returns 0 or an errno. */
 static int bench_one_pass(struct gup_fast_bench *arg, unsigned int gup_flags,
 			  struct page **pages,
@@ -274,7 +231,6 @@ static int bench_one_pass(struct gup_fast_bench *arg, unsigned int gup_flags,
 static long gup_fast_bench(struct gup_fast_bench __user *uarg)
 {
 	struct gup_fast_bench_sample __user *samples;
-	unsigned int gup_flags = 0;
 	struct gup_fast_bench arg;
 	struct page **pages;
 	u32 it;
@@ -285,7 +241,7 @@ static long gup_fast_bench(struct gup_fast_bench __user *uarg)
 	if ((arg.flags & ~(GUP_FAST_FLAG_WRITE | GUP_FAST_FLAG_LONGTERM)) ||
 	    arg.reserved)
 		return -EINVAL;
-	ret = check_user_range(arg.addr, arg.nr_pages);
+	ret = check_user_range(arg.addr, arg.nr_pages, GUP_FAST_MAX_PAGES);
 	if (ret)
 		return ret;
 	if (!arg.pages_per_call || !arg.iterations)
@@ -298,11 +254,6 @@ static long gup_fast_bench(struct gup_fast_bench __user *uarg)
 						       sizeof(*samples))))
 		return -EFAULT;
 
-	if (arg.flags & GUP_FAST_FLAG_WRITE)
-		gup_flags |= FOLL_WRITE;
-	if (arg.flags & GUP_FAST_FLAG_LONGTERM)
-		gup_flags |= FOLL_LONGTERM;
-
 	arg.pages_per_call = min_t(u64, arg.pages_per_call, arg.nr_pages);
 	pages = kvmalloc_array(arg.pages_per_call, sizeof(*pages), GFP_KERNEL);
 	if (!pages)
@@ -311,7 +262,8 @@ static long gup_fast_bench(struct gup_fast_bench __user *uarg)
 	for (it = 0; it < arg.iterations; it++) {
 		struct gup_fast_bench_sample sample = { };
 
-		ret = bench_one_pass(&arg, gup_flags, pages, &sample);
+		ret = bench_one_pass(&arg, foll_flags(arg.flags), pages,
+				     &sample);
 		if (ret)
 			break;
 		if (copy_to_user(&samples[it], &sample, sizeof(sample))) {
@@ -331,6 +283,8 @@ static long shadow_ioctl(struct file *file, unsigned int cmd,
 	switch (cmd) {
 	case GUP_FAST_IOCTL_VERDICT:
 		return gup_fast_verdict((void __user *)arg);
+	case GUP_FAST_IOCTL_PIN:
+		return gup_fast_pin((void __user *)arg);
 	case GUP_FAST_IOCTL_BENCH:
 		return gup_fast_bench((void __user *)arg);
 	}
@@ -345,54 +299,21 @@ static const struct file_operations shadow_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 };
 
-static int live_pages_get(void *data, u64 *val)
-{
-	drain_all();
-	*val = atomic_long_read(&live_pages);
-	return 0;
-}
-DEFINE_DEBUGFS_ATTRIBUTE(live_pages_fops, live_pages_get, NULL, "%llu\n");
-
 static int __init test_gup_fast_init(void)
 {
 	gup_fast_dir = debugfs_create_dir("test_gup_fast", NULL);
 	if (IS_ERR(gup_fast_dir))
 		return PTR_ERR(gup_fast_dir);
 
-	/*
-	 * The _unsafe variants: the plain ones do not forward ->mmap. The
-	 * module cannot go away under an open file or a mapping, both of
-	 * which pin it through ->owner.
-	 */
+	/* The _unsafe variant: the plain one does not forward ->mmap. */
 	debugfs_create_file_unsafe("shadow", 0600, gup_fast_dir, NULL,
 				   &shadow_fops);
-	debugfs_create_file_unsafe("live_pages", 0400, gup_fast_dir, NULL,
-				   &live_pages_fops);
 	return 0;
 }
 
 static void __exit test_gup_fast_exit(void)
 {
-	struct shadow_buf *buf, *next;
-	unsigned long i, leaked = 0;
-
 	debugfs_remove_recursive(gup_fast_dir);
-
-	drain_all();
-	list_for_each_entry_safe(buf, next, &drain_list, drain) {
-		for (i = 0; i < buf->nr_pages; i++) {
-			if (!buf->pages[i])
-				continue;
-			leaked++;
-			put_page(buf->pages[i]);
-			atomic_long_dec(&live_pages);
-		}
-		list_del(&buf->drain);
-		kvfree(buf);
-	}
-	if (leaked)
-		pr_err("%lu pages still referenced at unload: reference leak\n",
-		       leaked);
 }
 
 module_init(test_gup_fast_init);

@@ -10,14 +10,14 @@
  * on any user range of the calling process, so anonymous, shmem, file and
  * secretmem memory can serve as controls.
  *
+ * The pages start clean (neither the pages nor their PTEs are dirty) and stay
+ * so until written through the mapping or dirtied by the kernel.
+ *
  * mmap() errors: -EINVAL for MAP_PRIVATE or a non-zero offset, -E2BIG for a
  * length above the module parameter max_pages (default 65536 pages), -ENOMEM
  * when the pages cannot be allocated. The mapping cannot grow (mremap fails
  * with -EFAULT) and holds no fault handler: pages zapped by MADV_DONTNEED are
  * gone (SIGBUS on access) until the buffer is mapped again.
- *
- * <debugfs>/test_gup_fast/live_pages reads the number of pages the driver
- * currently holds; it returns to 0 once every shadow buffer is unmapped.
  */
 #ifndef _LIB_TEST_GUP_FAST_UAPI_H
 #define _LIB_TEST_GUP_FAST_UAPI_H
@@ -28,10 +28,12 @@
 
 /* Request FOLL_WRITE. */
 #define GUP_FAST_FLAG_WRITE		_BITUL(0)
-/* Request FOLL_LONGTERM (GUP_FAST_IOCTL_BENCH only). */
+/* Request FOLL_LONGTERM (GUP_FAST_IOCTL_PIN and GUP_FAST_IOCTL_BENCH). */
 #define GUP_FAST_FLAG_LONGTERM		_BITUL(1)
+/* Pin with pin_user_pages_unlocked(), never GUP-fast (GUP_FAST_IOCTL_PIN). */
+#define GUP_FAST_FLAG_SLOW_PATH		_BITUL(2)
 
-/* Upper bound of @nr_pages in both ioctls (1 GiB of 4 KiB pages). */
+/* Upper bound of @nr_pages in every ioctl (1 GiB of 4 KiB pages). */
 #define GUP_FAST_MAX_PAGES		262144U
 /* Upper bound of @pages_per_call in GUP_FAST_IOCTL_BENCH. */
 #define GUP_FAST_MAX_PAGES_PER_CALL	4096U
@@ -67,6 +69,35 @@ struct gup_fast_verdict {
 	__u32 reserved;
 	__u64 verdicts;
 	__u64 nr_fast;
+};
+
+/**
+ * struct gup_fast_pin - pin a range once and count the pages it dirtied
+ * @addr: start of the range; page aligned, user address of the caller.
+ * @nr_pages: number of pages, 1 to %GUP_FAST_MAX_PAGES.
+ * @flags: any of %GUP_FAST_FLAG_WRITE, %GUP_FAST_FLAG_LONGTERM and
+ *	%GUP_FAST_FLAG_SLOW_PATH.
+ * @reserved: must be 0.
+ * @nr_dirty: out: how many of the pinned pages were dirty (PG_dirty) while
+ *	pinned.
+ *
+ * Pins the range with pin_user_pages_fast() (pin_user_pages_unlocked() with
+ * %GUP_FAST_FLAG_SLOW_PATH) and unpins it with unpin_user_pages(), which
+ * dirties nothing. The slow path touches the pages it returns (FOLL_TOUCH):
+ * a write pin marks a clean page dirty. GUP-fast never does. A write pin of
+ * clean shadow pages that leaves them clean therefore went through GUP-fast;
+ * one that dirties them went through the slow path.
+ *
+ * Errors: as for &struct gup_fast_verdict; -EFAULT (or the errno of the pin)
+ * when a page cannot be pinned; -ENOMEM when the page array cannot be
+ * allocated.
+ */
+struct gup_fast_pin {
+	__u64 addr;
+	__u64 nr_pages;
+	__u32 flags;
+	__u32 reserved;
+	__u64 nr_dirty;
 };
 
 /**
@@ -113,5 +144,6 @@ struct gup_fast_bench {
 
 #define GUP_FAST_IOCTL_VERDICT	_IOWR('G', 0x60, struct gup_fast_verdict)
 #define GUP_FAST_IOCTL_BENCH	_IOW('G', 0x61, struct gup_fast_bench)
+#define GUP_FAST_IOCTL_PIN	_IOWR('G', 0x62, struct gup_fast_pin)
 
 #endif /* _LIB_TEST_GUP_FAST_UAPI_H */
