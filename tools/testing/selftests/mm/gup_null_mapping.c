@@ -2,1913 +2,411 @@
 /*
  * GUP-fast on order-0 folios whose ->mapping is NULL.
  *
- * Since v6.10 (commit f002882ca369, "mm: merge folio_is_secretmem() and
- * folio_fast_pin_allowed() into gup_fast_folio_allowed()"), GUP-fast refuses
- * every order-0 folio with a NULL ->mapping when CONFIG_SECRETMEM=y. Drivers
- * that allocate pages with alloc_page() and insert them with vm_insert_page(),
- * such as the GPUDirect Storage "shadow buffers", hand out exactly such
- * folios, so pin_user_pages_fast() always falls back to the slow path for
- * them. GUP-fast must accept them again (except for FOLL_LONGTERM|FOLL_WRITE
- * pins) while still refusing secretmem.
+ * Since v6.10 (commit f002882ca369), gup_fast_folio_allowed() refuses every
+ * order-0 folio with a NULL ->mapping when CONFIG_SECRETMEM=y, such as the
+ * alloc_page() pages drivers insert with vm_insert_page(). GUP-fast must take
+ * them, except for FOLL_LONGTERM|FOLL_WRITE pins (slow path since v6.5 unless
+ * the folio is anon or shmem), and must keep refusing secretmem.
  *
- * The lib/test_gup_fast.c driver (CONFIG_TEST_GUP_FAST=m) provides shadow
- * buffers through <debugfs>/test_gup_fast/shadow and two ioctls, described
- * in lib/test_gup_fast_uapi.h: GUP_FAST_IOCTL_VERDICT asks GUP-fast about
- * every page of a range, GUP_FAST_IOCTL_BENCH times pin_user_pages_fast().
- *
- * Results, in this order:
- *   verdict_<backing>_<read|write>  GUP-fast takes shadow, anon and memfd
- *                                   pages, and refuses secretmem pages;
- *   pin_longterm_write_shadow       FOLL_LONGTERM|FOLL_WRITE pins of shadow
- *                                   pages still succeed (via the slow path);
- *   abi_<name>                      malformed requests fail as documented;
- *   race_<name>                     munmap(), mprotect(), fork(), close() and
- *                                   SIGKILL racing with the ioctls;
- *   live_pages_zero                 no driver page outlives its mappings;
- *   bench                           pin_user_pages_fast() ns/page, shadow
- *                                   against anon, for several thread counts;
- *                                   informative unless -t is given.
- *
- * Run it as root with debugfs mounted on a kernel built with
- * CONFIG_TEST_GUP_FAST=m, either through "./run_vmtests.sh -t gup_fast" or
- * directly ("./gup_null_mapping -h" lists the options). It loads the module
- * with modprobe when needed, and exits with KSFT_SKIP (4) when it cannot run.
+ * lib/test_gup_fast.c (CONFIG_TEST_GUP_FAST=m) maps such "shadow" pages
+ * through <debugfs>/test_gup_fast/shadow; lib/test_gup_fast_uapi.h has its
+ * ioctls. Each backing (anon, memfd, shadow, memfd_secret) is crossed with
+ * each of test_cases[]:
+ *   read, write     get_user_pages_fast_only() per page. For shadow "write",
+ *                   a FOLL_PIN|FOLL_WRITE pin must also leave clean pages
+ *                   clean (below).
+ *   longterm_write  FOLL_PIN|FOLL_LONGTERM|FOLL_WRITE. The witness: the slow
+ *                   path touches what it pins (FOLL_TOUCH dirties a clean
+ *                   page on a write), GUP-fast does not, so a pin that
+ *                   dirties clean shadow pages went through the slow path.
+ * The anon control gates the rest: where GUP-fast takes no anon page (no
+ * CONFIG_HAVE_GUP_FAST), every verdict is skipped. A page briefly unavailable
+ * to GUP-fast (NUMA hinting, migration, reclaim) is touched and asked again,
+ * up to MAX_TRIES times. "bench" then times pin_user_pages_fast(FOLL_WRITE)
+ * on shadow against anon buffers; it only informs unless -t is given.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <pthread.h>
-#include <sched.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
-#include <sys/types.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
-#include <linux/magic.h>
 
 #include <lib/test_gup_fast_uapi.h>
 #include "../kselftest.h"
 
-#ifndef __NR_memfd_secret
-#define __NR_memfd_secret	447
-#endif
-#ifndef DEBUGFS_MAGIC
-#define DEBUGFS_MAGIC		0x64626720
-#endif
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE	0x100000
-#endif
-
-#define DEBUGFS_DIR		"/sys/kernel/debug"
-#define SHADOW_PATH		DEBUGFS_DIR "/test_gup_fast/shadow"
-#define LIVE_PAGES_PATH		DEBUGFS_DIR "/test_gup_fast/live_pages"
-#define MAX_PAGES_PARAM		"/sys/module/test_gup_fast/parameters/max_pages"
-
-#define NSEC_PER_MSEC		1000000ULL
-#define NSEC_PER_SEC		1000000000ULL
-
-/* Command line defaults and bounds. */
-#define DEF_PAGES		512
-#define DEF_REPS		3
-#define DEF_ITERS		10
-#define DEF_RACE_ITERS		20
-#define MAX_REPS		1000
-#define MAX_RACE_ITERS		100000
-#define MAX_THREADS		1024
+#define SHADOW_PATH	"/sys/kernel/debug/test_gup_fast/shadow"
+#define MAX_TRIES	10
+#define DEF_PAGES	512
+#define DEF_REPS	3
+#define DEF_ITERS	10
+#define MAX_REPS	1000
+#define MAX_THREADS	1024
 #define MAX_THREAD_COUNTS	32
-#define MAX_RATIO		1000000.0
-/* Samples kept per thread count and backing: 128 MiB of doubles. */
 #define MAX_BENCH_SAMPLES	(16UL * 1024 * 1024)
+#define MAX_RATIO	1000000.0
 
-/* The abi_* cases work on small buffers of their own. */
-#define ABI_PAGES		8
-#define ABI_HOLE_FIRST		2
-#define ABI_HOLE_PAGES		2
+#define MSG_BUG		"GUP-fast rejects NULL-mapping order-0 folios"
+#define MSG_WRONGFIX	"FOLL_LONGTERM|FOLL_WRITE pin of NULL-mapping folios went through GUP-fast"
+#define MSG_SECRETMEM	"secretmem exposure: GUP-fast reached memfd_secret pages"
 
-/* race_* cases. */
-#define RACE_BENCH_ITERS	2
-#define RACE_TIMEOUT_NS		(5 * NSEC_PER_SEC)
-#define KILL_BENCH_ITERS	1024
-#define KILL_DELAY_NS		NSEC_PER_MSEC
-#define LIVE_PAGES_WAIT_NS	NSEC_PER_SEC
-#define LIVE_PAGES_POLL_NS	(20 * NSEC_PER_MSEC)
+enum backing { ANON, MEMFD, SHADOW, SECRETMEM, NR_BACKINGS };
+static const char * const backing_names[] = { "anon", "memfd", "shadow", "secretmem" };
 
-/* A direct-map address of x86-64: a kernel address. */
-#define KERNEL_ADDR		0xffff888000000000ULL
-/*
- * Above TASK_SIZE for every paging mode: non-canonical on x86-64 with 4- and
- * 5-level paging (bit 56 set, bit 63 clear); on arm64 bits 52-55 lie above
- * the largest VA size while the tag byte stays 0.
- */
-#ifdef __aarch64__
-#define BEYOND_TASK_SIZE	0x00f0000000000000ULL
-#else
-#define BEYOND_TASK_SIZE	0x0100000000000000ULL
-#endif
+struct test_case {
+	const char *name;
+	__u32 flags;		/* GUP_FAST_FLAG_* */
+};
 
-/*
- * Output a host-side parser depends on: keep these strings as they are.
- * Skip reasons first.
- */
-#define SKIP_NOT_ROOT		"must be run as root\n"
-#define SKIP_NO_DEBUGFS		"debugfs not mounted at %s: mount it with 'mount -t debugfs none %s'\n"
-#define SKIP_NO_MODULE		"test_gup_fast module not available: build CONFIG_TEST_GUP_FAST=m and modprobe test_gup_fast\n"
-#define SKIP_NO_SECRETMEM	"memfd_secret unavailable (CONFIG_SECRETMEM=n, or boot with secretmem.enable=1 on older kernels)"
-#define SKIP_NO_BENCH		"benchmark disabled with -B"
-/* Then diagnostics, printed with ksft_print_msg(), which adds "# ". */
-#define MSG_HEADER		"gup_null_mapping: kernel %s, %ld CPUs, page size %zu, %lu pages per buffer\n"
-#define MSG_VERDICT		"verdict %s %s: %lu/%lu pages via GUP-fast (expected %lu)\n"
-#define MSG_SHADOW_REFUSED	"FAIL: GUP-fast rejects NULL-mapping order-0 folios: %lu/%lu shadow pages via GUP-fast\n"
-#define MSG_SECRETMEM_TAKEN	"FAIL: GUP-fast accepted secretmem pages: %lu/%lu\n"
-#define MSG_ABI_MISMATCH	"%s: got %s, expected %s\n"
-#define MSG_LIVE_PAGES		"live_pages_zero: live_pages=%lu\n"
-#define MSG_BENCH_TITLE		"bench: pin_user_pages_fast(FOLL_WRITE), %lu pages/thread, %lu reps x %lu iters, ns/page\n"
-#define MSG_BENCH_HEADER	"bench %7s  %7s %8s %8s %8s\n"
-#define MSG_BENCH_ROW		"bench %7lu  %7s %8.1f %8.1f %8.1f\n"
-#define MSG_BENCH_RATIO		"bench ratio threads=%lu shadow/anon=%.2f\n"
-#define MSG_BENCH_OVER		"bench: threads=%lu: shadow median %.1f ns/page > %.2f x anon median %.1f ns/page (-t)\n"
-
-#define load_acquire(p)		__atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define store_release(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+static const struct test_case test_cases[] = {
+	{ "read", 0 },
+	{ "write", GUP_FAST_FLAG_WRITE },
+	{ "longterm_write", GUP_FAST_FLAG_WRITE | GUP_FAST_FLAG_LONGTERM },
+};
 
 static struct {
-	unsigned long pages;
-	unsigned long reps;
-	unsigned long iters;
-	unsigned long race_iters;
-	double max_ratio;		/* 0: the benchmark only informs */
-	bool no_bench;
+	unsigned long pages, reps, iters, threads[MAX_THREAD_COUNTS];
 	unsigned int nr_threads;
-	unsigned long threads[MAX_THREAD_COUNTS];
-} opt = {
-	.pages = DEF_PAGES,
-	.reps = DEF_REPS,
-	.iters = DEF_ITERS,
-	.race_iters = DEF_RACE_ITERS,
-};
+	double max_ratio;
+	bool no_bench;
+} opt = { .pages = DEF_PAGES, .reps = DEF_REPS, .iters = DEF_ITERS };
 
 static size_t pagesize;
 static int gup_fd = -1;
-
-/* ------------------------------------------------------------------------ */
-/* Helpers */
-
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
-static void sleep_ns(unsigned long long ns)
-{
-	struct timespec ts = {
-		.tv_sec = ns / NSEC_PER_SEC,
-		.tv_nsec = ns % NSEC_PER_SEC,
-	};
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		continue;
-}
-
-static const char *errno_name(int err, char *buf, size_t len)
-{
-	switch (err) {
-	case 0:
-		return "success (ret 0)";
-	case EPERM:
-		return "EPERM";
-	case ENOENT:
-		return "ENOENT";
-	case EINTR:
-		return "EINTR";
-	case EIO:
-		return "EIO";
-	case ENXIO:
-		return "ENXIO";
-	case E2BIG:
-		return "E2BIG";
-	case EBADF:
-		return "EBADF";
-	case EAGAIN:
-		return "EAGAIN";
-	case ENOMEM:
-		return "ENOMEM";
-	case EACCES:
-		return "EACCES";
-	case EFAULT:
-		return "EFAULT";
-	case EBUSY:
-		return "EBUSY";
-	case EEXIST:
-		return "EEXIST";
-	case ENODEV:
-		return "ENODEV";
-	case EINVAL:
-		return "EINVAL";
-	case ENOTTY:
-		return "ENOTTY";
-	case ENOSPC:
-		return "ENOSPC";
-	case ERANGE:
-		return "ERANGE";
-	case EOPNOTSUPP:
-		return "EOPNOTSUPP";
-	}
-	snprintf(buf, len, "errno %d (%s)", err, strerror(err));
-	return buf;
-}
-
-static void describe_status(int status, char *buf, size_t len)
-{
-	if (WIFEXITED(status))
-		snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(buf, len, "killed by signal %d (%s)",
-			 WTERMSIG(status), strsignal(WTERMSIG(status)));
-	else
-		snprintf(buf, len, "wait status 0x%x", status);
-}
-
-static int wait_child(pid_t pid, int *status)
-{
-	pid_t ret;
-
-	do {
-		ret = waitpid(pid, status, 0);
-	} while (ret < 0 && errno == EINTR);
-
-	return ret == pid ? 0 : -errno;
-}
-
-/* Read a file holding one decimal number. Returns 0 or -errno. */
-static int read_ulong_file(const char *path, unsigned long *val)
-{
-	char buf[64], *end;
-	ssize_t len;
-	int fd, err;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	len = read(fd, buf, sizeof(buf) - 1);
-	err = errno;
-	close(fd);
-	if (len < 0)
-		return -err;
-	buf[len] = '\0';
-	if (!isdigit((unsigned char)buf[0]))
-		return -EINVAL;
-	errno = 0;
-	*val = strtoul(buf, &end, 10);
-	if (errno || (*end && *end != '\n'))
-		return -EINVAL;
-	return 0;
-}
-
-static void report(bool ok, const char *name)
-{
-	if (ok)
-		ksft_test_result_pass("%s\n", name);
-	else
-		ksft_test_result_fail("%s\n", name);
-}
-
-static void report_skip(const char *name, const char *reason)
-{
-	ksft_test_result_code(KSFT_SKIP, name, "%s", reason);
-}
-
-static unsigned long pages_per_call(unsigned long nr_pages)
-{
-	return nr_pages < GUP_FAST_MAX_PAGES_PER_CALL ?
-		nr_pages : GUP_FAST_MAX_PAGES_PER_CALL;
-}
-
-static int do_verdict(void *addr, unsigned long nr_pages, __u32 flags,
-		      unsigned char *verdicts, unsigned long *nr_fast)
-{
-	struct gup_fast_verdict v = {
-		.addr = (unsigned long)addr,
-		.nr_pages = nr_pages,
-		.flags = flags,
-		.verdicts = (unsigned long)verdicts,
-	};
-
-	if (ioctl(gup_fd, GUP_FAST_IOCTL_VERDICT, &v))
-		return -errno;
-	*nr_fast = v.nr_fast;
-	return 0;
-}
-
-static int do_bench(void *addr, unsigned long nr_pages, unsigned long iters,
-		    __u32 flags, struct gup_fast_bench_sample *samples)
-{
-	struct gup_fast_bench b = {
-		.addr = (unsigned long)addr,
-		.nr_pages = nr_pages,
-		.pages_per_call = pages_per_call(nr_pages),
-		.iterations = iters,
-		.flags = flags,
-		.samples = (unsigned long)samples,
-	};
-
-	if (ioctl(gup_fd, GUP_FAST_IOCTL_BENCH, &b))
-		return -errno;
-	return 0;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Buffers */
-
-enum backing {
-	BACKING_SHADOW,
-	BACKING_ANON,
-	BACKING_MEMFD,
-	BACKING_SECRETMEM,
-};
-
-static const char * const backing_names[] = {
-	[BACKING_SHADOW] = "shadow",
-	[BACKING_ANON] = "anon",
-	[BACKING_MEMFD] = "memfd",
-	[BACKING_SECRETMEM] = "secretmem",
-};
+static const char *gate_skip;	/* why GUP-fast verdicts cannot count */
+static bool longterm_checked;	/* GUP-fast refuses LT|W pins of such folios */
+static char witness_why[160];	/* set when the dirty-bit witness fails */
+static int witness_state;	/* 0: not checked yet, 1: holds, -1: fails */
 
 struct buf {
 	char *addr;
 	size_t len;
 	int fd;
+	enum backing kind;
 };
-
-static void buf_init(struct buf *b)
-{
-	b->addr = NULL;
-	b->len = 0;
-	b->fd = -1;
-}
 
 static void buf_destroy(struct buf *b)
 {
-	if (b->addr)
+	if (b->addr && b->addr != MAP_FAILED)
 		munmap(b->addr, b->len);
 	if (b->fd >= 0)
 		close(b->fd);
-	buf_init(b);
 }
 
-/* Write every page, so that every PTE is present, writable and dirty. */
-static void buf_touch(const struct buf *b)
+/* Fault page @i in: written, except shadow pages, whose PTEs stay clean. */
+static void touch(struct buf *b, unsigned long i)
 {
-	size_t off;
+	char *p = b->addr + i * pagesize;
 
-	for (off = 0; off < b->len; off += pagesize)
-		b->addr[off] = (char)(off / pagesize + 1);
+	if (b->kind == SHADOW)
+		(void)__atomic_load_n(p, __ATOMIC_RELAXED);
+	else
+		*p = (char)i;
 }
 
-static int shadow_open(void)
+/* Map @nr pages of @kind and touch them; -errno, *@what names the step. */
+static int buf_create(struct buf *b, enum backing kind, unsigned long nr,
+		      const char **what)
 {
-	return open(SHADOW_PATH, O_RDWR | O_CLOEXEC);
-}
+	int flags = MAP_SHARED, err;
+	unsigned long i;
 
-/*
- * Map @nr_pages pages of @kind (not yet touched). Returns 0, or -errno
- * with *@what naming the step that failed; nothing is left behind on error.
- */
-static int buf_create(struct buf *b, enum backing kind,
-		      unsigned long nr_pages, const char **what)
-{
-	int flags = MAP_SHARED;
-	int fd = -1, err;
-	void *addr;
-
-	buf_init(b);
-	switch (kind) {
-	case BACKING_SHADOW:
-		*what = "open(" SHADOW_PATH ")";
-		fd = shadow_open();
-		break;
-	case BACKING_ANON:
+	*b = (struct buf){ .len = nr * pagesize, .fd = -1, .kind = kind };
+	*what = kind == SECRETMEM ? "memfd_secret()" : "open()";
+	if (kind == SHADOW)
+		b->fd = open(SHADOW_PATH, O_RDWR | O_CLOEXEC);
+	else if (kind == MEMFD)
+		b->fd = memfd_create("gup_null_mapping", MFD_CLOEXEC);
+	else if (kind == SECRETMEM)
+		b->fd = syscall(__NR_memfd_secret, 0);
+	else
 		flags = MAP_PRIVATE | MAP_ANONYMOUS;
-		break;
-	case BACKING_MEMFD:
-		*what = "memfd_create()";
-		fd = memfd_create("gup_null_mapping", MFD_CLOEXEC);
-		break;
-	case BACKING_SECRETMEM:
-		*what = "memfd_secret()";
-		fd = syscall(__NR_memfd_secret, 0);
-		break;
-	}
-	if (kind != BACKING_ANON && fd < 0)
+	if (kind != ANON && b->fd < 0)
 		return -errno;
-
-	if ((kind == BACKING_MEMFD || kind == BACKING_SECRETMEM) &&
-	    ftruncate(fd, nr_pages * pagesize)) {
-		err = errno;
-		*what = "ftruncate()";
-		close(fd);
-		return -err;
-	}
-
+	*what = "ftruncate()";
+	if ((kind == MEMFD || kind == SECRETMEM) && ftruncate(b->fd, b->len))
+		goto fail;
 	*what = "mmap()";
-	addr = mmap(NULL, nr_pages * pagesize, PROT_READ | PROT_WRITE, flags,
-		    fd, 0);
-	if (addr == MAP_FAILED) {
-		err = errno;
-		if (fd >= 0)
-			close(fd);
-		return -err;
-	}
-	/* Keep the anon control order-0, as the shadow pages are. */
-	if (kind == BACKING_ANON)
-		madvise(addr, nr_pages * pagesize, MADV_NOHUGEPAGE);
-
-	b->addr = addr;
-	b->len = nr_pages * pagesize;
-	b->fd = fd;
+	b->addr = mmap(NULL, b->len, PROT_READ | PROT_WRITE, flags, b->fd, 0);
+	if (b->addr == MAP_FAILED)
+		goto fail;
+	/* Order-0 anon pages, as the shadow pages are. */
+	if (kind == ANON)
+		madvise(b->addr, b->len, MADV_NOHUGEPAGE);
+	for (i = 0; i < nr; i++)
+		touch(b, i);
 	return 0;
-}
-
-/* ------------------------------------------------------------------------ */
-/* verdict_<backing>_<read|write> */
-
-static const enum backing verdict_backings[] = {
-	BACKING_SHADOW, BACKING_ANON, BACKING_MEMFD, BACKING_SECRETMEM,
-};
-
-static bool check_verdicts(const char *name, enum backing kind,
-			   const unsigned char *verdicts, unsigned long nr,
-			   unsigned long nr_fast, unsigned long expected)
-{
-	unsigned char want = expected ? 1 : 0;
-	unsigned long i, ones = 0, first_bad = nr;
-	bool ok = true;
-
-	for (i = 0; i < nr; i++) {
-		if (verdicts[i] == 1)
-			ones++;
-		if (verdicts[i] != want && first_bad == nr)
-			first_bad = i;
-	}
-	if (ones != nr_fast) {
-		ksft_print_msg("%s: nr_fast is %lu but %lu verdict bytes are set\n",
-			       name, nr_fast, ones);
-		ok = false;
-	}
-	if (first_bad < nr) {
-		ksft_print_msg("%s: first mismatch at page %lu: verdict byte %u, expected %u\n",
-			       name, first_bad, verdicts[first_bad], want);
-		ok = false;
-	}
-	if (nr_fast == expected)
-		return ok;
-
-	switch (kind) {
-	case BACKING_SHADOW:
-		ksft_print_msg(MSG_SHADOW_REFUSED, nr_fast, nr);
-		break;
-	case BACKING_SECRETMEM:
-		ksft_print_msg(MSG_SECRETMEM_TAKEN, nr_fast, nr);
-		break;
-	default:
-		ksft_print_msg("%s: GUP-fast took %lu/%lu %s pages, expected %lu\n",
-			       name, nr_fast, nr, backing_names[kind],
-			       expected);
-		break;
-	}
-	return false;
-}
-
-static void run_verdict_case(enum backing kind, bool write)
-{
-	const char *mode = write ? "write" : "read";
-	unsigned long nr = opt.pages, nr_fast = 0, expected;
-	unsigned char *verdicts;
-	const char *what;
-	struct buf b;
-	char name[64];
-	bool ok;
-	int ret;
-
-	snprintf(name, sizeof(name), "verdict_%s_%s", backing_names[kind],
-		 mode);
-	expected = kind == BACKING_SECRETMEM ? 0 : nr;
-
-	ret = buf_create(&b, kind, nr, &what);
-	if (ret && kind == BACKING_SECRETMEM && !strcmp(what, "memfd_secret()")) {
-		char reason[256];
-
-		/* Any failure of the syscall itself means no secretmem here. */
-		snprintf(reason, sizeof(reason), "memfd_secret() failed: %s; %s",
-			 strerror(-ret), SKIP_NO_SECRETMEM);
-		report_skip(name, reason);
-		return;
-	}
-	if (ret) {
-		ksft_print_msg("%s: %s failed: %s\n", name, what,
-			       strerror(-ret));
-		report(false, name);
-		return;
-	}
-
-	verdicts = malloc(nr);
-	if (!verdicts) {
-		ksft_print_msg("%s: malloc() failed\n", name);
-		buf_destroy(&b);
-		report(false, name);
-		return;
-	}
-	memset(verdicts, 0xaa, nr);
-
-	buf_touch(&b);
-	ret = do_verdict(b.addr, nr, write ? GUP_FAST_FLAG_WRITE : 0,
-			 verdicts, &nr_fast);
-	if (ret) {
-		ksft_print_msg("%s: GUP_FAST_IOCTL_VERDICT failed: %s\n",
-			       name, strerror(-ret));
-		ok = false;
-	} else {
-		ksft_print_msg(MSG_VERDICT, backing_names[kind], mode, nr_fast,
-			       nr, expected);
-		ok = check_verdicts(name, kind, verdicts, nr, nr_fast,
-				    expected);
-	}
-
-	free(verdicts);
-	buf_destroy(&b);
-	report(ok, name);
-}
-
-static void run_verdict_cases(void)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(verdict_backings); i++) {
-		run_verdict_case(verdict_backings[i], false);
-		run_verdict_case(verdict_backings[i], true);
-	}
-}
-
-/* ------------------------------------------------------------------------ */
-/* pin_longterm_write_shadow */
-
-static void run_pin_longterm_write_shadow(void)
-{
-	const char *name = "pin_longterm_write_shadow";
-	struct gup_fast_bench_sample sample;
-	const char *what;
-	struct buf b;
-	int ret;
-
-	ret = buf_create(&b, BACKING_SHADOW, opt.pages, &what);
-	if (ret) {
-		ksft_print_msg("%s: %s failed: %s\n", name, what,
-			       strerror(-ret));
-		report(false, name);
-		return;
-	}
-	buf_touch(&b);
-	ret = do_bench(b.addr, opt.pages, 1,
-		       GUP_FAST_FLAG_WRITE | GUP_FAST_FLAG_LONGTERM, &sample);
-	buf_destroy(&b);
-	if (ret) {
-		ksft_print_msg("%s: GUP_FAST_IOCTL_BENCH(WRITE|LONGTERM) failed: %s\n",
-			       name, strerror(-ret));
-		report(false, name);
-		return;
-	}
-	ksft_print_msg("%s: %lu pages pinned in %llu ns\n", name, opt.pages,
-		       (unsigned long long)sample.pin_ns);
-	report(true, name);
-}
-
-/* ------------------------------------------------------------------------ */
-/* abi_<name>: malformed requests */
-
-/* Returned by abi_case::run instead of an errno. */
-#define ABI_SKIP	(-1)	/* abi_note: the reason */
-#define ABI_ERROR	(-2)	/* abi_note: what went wrong */
-
-enum abi_kind {
-	ABI_VERDICT,	/* GUP_FAST_IOCTL_VERDICT, valid request + ->verdict() */
-	ABI_BENCH,	/* GUP_FAST_IOCTL_BENCH, valid request + ->bench() */
-	ABI_OTHER,	/* ->run() does it all */
-};
-
-struct abi_case {
-	const char *name;
-	const char *desc;
-	enum abi_kind kind;
-	void (*verdict)(struct gup_fast_verdict *v);
-	void (*bench)(struct gup_fast_bench *b);
-	int (*run)(void);
-	/* Called after a successful ioctl, for cases expecting success. */
-	bool (*check)(const struct gup_fast_verdict *v);
-	int expect;
-};
-
-static struct {
-	bool ready;
-	struct buf shadow;		/* ABI_PAGES present shadow pages */
-	struct buf ro_shadow;		/* same, then mprotect(PROT_READ) */
-	struct buf hole;		/* ABI_PAGES anon pages with a hole */
-	unsigned char *verdicts;	/* ABI_PAGES bytes */
-	unsigned char *ro_verdicts;	/* one read-only page */
-	char *straddle_map;		/* two pages, the second unmapped */
-	unsigned char *straddle;	/* ABI_PAGES bytes across both */
-	struct gup_fast_bench_sample *samples;
-	size_t samples_len;
-	char note[160];
-} abi;
-
-static char abi_note[160];
-
-static void abi_teardown(void)
-{
-	buf_destroy(&abi.shadow);
-	buf_destroy(&abi.ro_shadow);
-	buf_destroy(&abi.hole);
-	free(abi.verdicts);
-	abi.verdicts = NULL;
-	if (abi.ro_verdicts)
-		munmap(abi.ro_verdicts, pagesize);
-	abi.ro_verdicts = NULL;
-	if (abi.straddle_map)
-		munmap(abi.straddle_map, pagesize);
-	abi.straddle_map = NULL;
-	if (abi.samples)
-		munmap(abi.samples, abi.samples_len);
-	abi.samples = NULL;
-	abi.ready = false;
-}
-
-static void *anon_map(size_t len, int prot)
-{
-	void *addr = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return addr == MAP_FAILED ? NULL : addr;
-}
-
-static bool abi_setup(void)
-{
-	const char *what = "malloc()";
-	int ret;
-
-	buf_init(&abi.shadow);
-	buf_init(&abi.ro_shadow);
-	buf_init(&abi.hole);
-
-	ret = buf_create(&abi.shadow, BACKING_SHADOW, ABI_PAGES, &what);
-	if (ret)
-		goto fail;
-	buf_touch(&abi.shadow);
-
-	ret = buf_create(&abi.ro_shadow, BACKING_SHADOW, ABI_PAGES, &what);
-	if (ret)
-		goto fail;
-	buf_touch(&abi.ro_shadow);
-	what = "mprotect(PROT_READ)";
-	if (mprotect(abi.ro_shadow.addr, abi.ro_shadow.len, PROT_READ))
-		goto fail_errno;
-
-	ret = buf_create(&abi.hole, BACKING_ANON, ABI_PAGES, &what);
-	if (ret)
-		goto fail;
-	buf_touch(&abi.hole);
-	what = "munmap() of the hole";
-	if (munmap(abi.hole.addr + ABI_HOLE_FIRST * pagesize,
-		   ABI_HOLE_PAGES * pagesize))
-		goto fail_errno;
-
-	what = "malloc()";
-	abi.verdicts = malloc(ABI_PAGES);
-	if (!abi.verdicts)
-		goto fail_errno;
-
-	what = "mmap(PROT_READ)";
-	abi.ro_verdicts = anon_map(pagesize, PROT_READ);
-	if (!abi.ro_verdicts)
-		goto fail_errno;
-
-	what = "mmap() of the straddling buffer";
-	abi.straddle_map = anon_map(2 * pagesize, PROT_READ | PROT_WRITE);
-	if (!abi.straddle_map)
-		goto fail_errno;
-	if (munmap(abi.straddle_map + pagesize, pagesize)) {
-		ret = -errno;
-		munmap(abi.straddle_map, 2 * pagesize);
-		abi.straddle_map = NULL;
-		goto fail;
-	}
-	memset(abi.straddle_map, 0, pagesize);
-	abi.straddle = (unsigned char *)abi.straddle_map + pagesize -
-		       ABI_PAGES / 2;
-
-	/* Room for every sample even if a bogus count were accepted. */
-	what = "mmap() of the samples";
-	abi.samples_len = (GUP_FAST_MAX_ITERATIONS + 1UL) *
-			  sizeof(*abi.samples);
-	abi.samples = anon_map(abi.samples_len, PROT_READ | PROT_WRITE);
-	if (!abi.samples)
-		goto fail_errno;
-
-	abi.ready = true;
-	return true;
-
-fail_errno:
-	ret = -errno;
 fail:
-	snprintf(abi.note, sizeof(abi.note), "setup: %s failed: %s", what,
-		 strerror(-ret));
-	abi_teardown();
-	return false;
-}
-
-/* Mutations of a valid GUP_FAST_IOCTL_VERDICT request. */
-static void v_unaligned(struct gup_fast_verdict *v)
-{
-	v->addr += 1;
-}
-
-static void v_zero_pages(struct gup_fast_verdict *v)
-{
-	v->nr_pages = 0;
-}
-
-static void v_too_many_pages(struct gup_fast_verdict *v)
-{
-	v->nr_pages = GUP_FAST_MAX_PAGES + 1;
-	v->verdicts = 0;
-}
-
-static void v_wrap(struct gup_fast_verdict *v)
-{
-	v->addr = ~(__u64)(pagesize - 1);
-	v->nr_pages = 2;
-	v->verdicts = 0;
-}
-
-static void v_kernel_addr(struct gup_fast_verdict *v)
-{
-	v->addr = KERNEL_ADDR;
-	v->nr_pages = 1;
-	v->verdicts = 0;
-}
-
-static void v_noncanonical_addr(struct gup_fast_verdict *v)
-{
-	v->addr = BEYOND_TASK_SIZE;
-	v->nr_pages = 1;
-	v->verdicts = 0;
-}
-
-static void v_unknown_flag(struct gup_fast_verdict *v)
-{
-	v->flags |= 1U << 31;
-}
-
-static void v_longterm_flag(struct gup_fast_verdict *v)
-{
-	v->flags |= GUP_FAST_FLAG_LONGTERM;
-}
-
-static void v_reserved(struct gup_fast_verdict *v)
-{
-	v->reserved = 1;
-}
-
-static void v_bad_verdicts(struct gup_fast_verdict *v)
-{
-	v->verdicts = 8;
-}
-
-static void v_ro_verdicts(struct gup_fast_verdict *v)
-{
-	v->verdicts = (unsigned long)abi.ro_verdicts;
-}
-
-static void v_straddle(struct gup_fast_verdict *v)
-{
-	v->verdicts = (unsigned long)abi.straddle;
-}
-
-static void v_hole(struct gup_fast_verdict *v)
-{
-	v->addr = (unsigned long)abi.hole.addr;
-}
-
-static bool check_hole(const struct gup_fast_verdict *v)
-{
-	unsigned long i, ones = 0;
-	unsigned char want;
-	bool ok = true;
-
-	for (i = 0; i < ABI_PAGES; i++) {
-		want = i >= ABI_HOLE_FIRST &&
-		       i < ABI_HOLE_FIRST + ABI_HOLE_PAGES ? 0 : 1;
-		if (abi.verdicts[i] == 1)
-			ones++;
-		if (abi.verdicts[i] != want && ok) {
-			ksft_print_msg("abi_verdict_hole: page %lu: verdict byte %u, expected %u\n",
-				       i, abi.verdicts[i], want);
-			ok = false;
-		}
-	}
-	if (v->nr_fast != ABI_PAGES - ABI_HOLE_PAGES || v->nr_fast != ones) {
-		ksft_print_msg("abi_verdict_hole: nr_fast %llu, %lu bytes set, expected %d\n",
-			       (unsigned long long)v->nr_fast, ones,
-			       ABI_PAGES - ABI_HOLE_PAGES);
-		ok = false;
-	}
-	return ok;
-}
-
-/* Mutations of a valid GUP_FAST_IOCTL_BENCH request. */
-static void b_zero_pages(struct gup_fast_bench *b)
-{
-	b->nr_pages = 0;
-}
-
-static void b_zero_per_call(struct gup_fast_bench *b)
-{
-	b->pages_per_call = 0;
-}
-
-static void b_per_call_too_big(struct gup_fast_bench *b)
-{
-	b->pages_per_call = GUP_FAST_MAX_PAGES_PER_CALL + 1;
-}
-
-static void b_zero_iterations(struct gup_fast_bench *b)
-{
-	b->iterations = 0;
-}
-
-static void b_too_many_iterations(struct gup_fast_bench *b)
-{
-	b->iterations = GUP_FAST_MAX_ITERATIONS + 1;
-}
-
-static void b_unknown_flag(struct gup_fast_bench *b)
-{
-	b->flags |= 1U << 31;
-}
-
-static void b_null_samples(struct gup_fast_bench *b)
-{
-	b->samples = 0;
-}
-
-static void b_hole(struct gup_fast_bench *b)
-{
-	b->addr = (unsigned long)abi.hole.addr;
-}
-
-static void b_write_readonly(struct gup_fast_bench *b)
-{
-	b->addr = (unsigned long)abi.ro_shadow.addr;
-	b->flags = GUP_FAST_FLAG_WRITE;
-}
-
-/* Other requests. */
-static int ioctl_errno(unsigned long cmd, void *arg)
-{
-	return ioctl(gup_fd, cmd, arg) ? errno : 0;
-}
-
-static int run_unknown_cmd(void)
-{
-	struct gup_fast_verdict v = {
-		.addr = (unsigned long)abi.shadow.addr,
-		.nr_pages = ABI_PAGES,
-	};
-
-	return ioctl_errno(_IOWR('G', 0x6f, struct gup_fast_verdict), &v);
-}
-
-static int run_wrong_size_cmd(void)
-{
-	char arg[64];
-
-	memset(arg, 0, sizeof(arg));
-	return ioctl_errno(_IOWR('G', 0x60, char[24]), arg);
-}
-
-/* mmap() the shadow file; returns the errno, 0 (and unmaps) on success. */
-static int shadow_mmap_errno(size_t len, int flags, off_t off)
-{
-	void *addr;
-	int fd, err;
-
-	fd = shadow_open();
-	if (fd < 0) {
-		snprintf(abi_note, sizeof(abi_note), "open(%s) failed: %s",
-			 SHADOW_PATH, strerror(errno));
-		return ABI_ERROR;
-	}
-	addr = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, fd, off);
-	err = addr == MAP_FAILED ? errno : 0;
-	if (addr != MAP_FAILED)
-		munmap(addr, len);
-	close(fd);
+	err = -errno;
+	buf_destroy(b);
 	return err;
 }
 
-static int run_mmap_private(void)
+/*
+ * GUP-fast's verdict on every page of @b, asked again after touching the
+ * refused pages while fewer than @want are taken, at most MAX_TRIES times
+ * (*@tries). Returns the number of pages taken, or -errno.
+ */
+static long verdict(struct buf *b, __u32 flags, unsigned long want,
+		    unsigned int *tries)
 {
-	return shadow_mmap_errno(ABI_PAGES * pagesize, MAP_PRIVATE, 0);
-}
+	unsigned long nr = b->len / pagesize, i;
+	unsigned char *v = calloc(nr, 1);
+	struct gup_fast_verdict arg = {
+		.addr = (unsigned long)b->addr, .nr_pages = nr,
+		.flags = flags, .verdicts = (unsigned long)v,
+	};
+	long ret = -ENOMEM;
 
-static int run_mmap_offset(void)
-{
-	return shadow_mmap_errno(ABI_PAGES * pagesize, MAP_SHARED, pagesize);
-}
-
-static int run_mmap_too_big(void)
-{
-	unsigned long max_pages;
-	int ret;
-
-	ret = read_ulong_file(MAX_PAGES_PARAM, &max_pages);
-	if (ret) {
-		snprintf(abi_note, sizeof(abi_note), "cannot read %s: %s",
-			 MAX_PAGES_PARAM, strerror(-ret));
-		return ABI_SKIP;
+	for (*tries = 1; v; ++*tries) {
+		if (ioctl(gup_fd, GUP_FAST_IOCTL_VERDICT, &arg)) {
+			ret = -errno;
+			break;
+		}
+		ret = arg.nr_fast;
+		if (arg.nr_fast >= want || *tries == MAX_TRIES)
+			break;
+		for (i = 0; i < nr; i++)
+			if (!v[i])
+				touch(b, i);
+		usleep(1000);
 	}
-	if (max_pages >= (~0UL) / pagesize - 1) {
-		snprintf(abi_note, sizeof(abi_note),
-			 "max_pages %lu + 1 pages do not fit in a mapping",
-			 max_pages);
-		return ABI_SKIP;
-	}
-	return shadow_mmap_errno((max_pages + 1) * pagesize, MAP_SHARED, 0);
-}
-
-static int run_mremap_grow(void)
-{
-	size_t len = ABI_PAGES * pagesize;
-	const char *what;
-	struct buf b;
-	void *addr;
-	int ret;
-
-	ret = buf_create(&b, BACKING_SHADOW, ABI_PAGES, &what);
-	if (ret) {
-		snprintf(abi_note, sizeof(abi_note), "%s failed: %s", what,
-			 strerror(-ret));
-		return ABI_ERROR;
-	}
-	buf_touch(&b);
-	addr = mremap(b.addr, len, len + pagesize, MREMAP_MAYMOVE);
-	if (addr == MAP_FAILED) {
-		ret = errno;
-	} else {
-		b.addr = addr;
-		b.len = len + pagesize;
-		ret = 0;
-	}
-	buf_destroy(&b);
+	free(v);
 	return ret;
 }
 
-/* Exit codes of the child of abi_fork_child_verdict. */
-#define FORK_CHILD_OK		0
-#define FORK_CHILD_IOCTL	1
-#define FORK_CHILD_BAD_COUNT	2
-#define FORK_CHILD_NOT_MAPPED	3
-
-static int run_fork_child_verdict(void)
+/* Pin all of @b with @flags; the number of pages it dirtied, or -errno. */
+static long pin(struct buf *b, __u32 flags)
 {
-	unsigned char vec[ABI_PAGES];
-	unsigned long nr_fast = 0;
-	char desc[64];
-	const char *what;
-	struct buf b;
-	int ret, status;
-	pid_t pid;
-
-	ret = buf_create(&b, BACKING_SHADOW, ABI_PAGES, &what);
-	if (ret) {
-		snprintf(abi_note, sizeof(abi_note), "%s failed: %s", what,
-			 strerror(-ret));
-		return ABI_ERROR;
-	}
-	buf_touch(&b);
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0) {
-		snprintf(abi_note, sizeof(abi_note), "fork() failed: %s",
-			 strerror(errno));
-		buf_destroy(&b);
-		return ABI_ERROR;
-	}
-	if (!pid) {
-		/* The driver may keep its mappings out of children. */
-		if (mincore(b.addr, b.len, vec))
-			_exit(FORK_CHILD_NOT_MAPPED);
-		buf_touch(&b);
-		if (do_verdict(b.addr, ABI_PAGES, GUP_FAST_FLAG_WRITE, NULL,
-			       &nr_fast))
-			_exit(FORK_CHILD_IOCTL);
-		_exit(nr_fast <= ABI_PAGES ? FORK_CHILD_OK :
-		      FORK_CHILD_BAD_COUNT);
-	}
-
-	ret = wait_child(pid, &status);
-	buf_destroy(&b);
-	if (ret) {
-		snprintf(abi_note, sizeof(abi_note), "waitpid() failed: %s",
-			 strerror(-ret));
-		return ABI_ERROR;
-	}
-	if (WIFEXITED(status) &&
-	    WEXITSTATUS(status) == FORK_CHILD_NOT_MAPPED) {
-		ksft_print_msg("abi_fork_child_verdict: the child did not inherit the mapping\n");
-		return 0;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == FORK_CHILD_OK)
-		return 0;
-
-	describe_status(status, desc, sizeof(desc));
-	snprintf(abi_note, sizeof(abi_note), "got child %s%s, expected success",
-		 desc,
-		 !WIFEXITED(status) ? "" :
-		 WEXITSTATUS(status) == FORK_CHILD_IOCTL ?
-		 " (GUP_FAST_IOCTL_VERDICT failed)" :
-		 WEXITSTATUS(status) == FORK_CHILD_BAD_COUNT ?
-		 " (nr_fast above nr_pages)" : "");
-	return ABI_ERROR;
-}
-
-static const struct abi_case abi_cases[] = {
-	{ .name = "verdict_unaligned", .kind = ABI_VERDICT,
-	  .desc = "VERDICT, addr not page aligned",
-	  .verdict = v_unaligned, .expect = EINVAL },
-	{ .name = "verdict_zero_pages", .kind = ABI_VERDICT,
-	  .desc = "VERDICT, nr_pages 0",
-	  .verdict = v_zero_pages, .expect = EINVAL },
-	{ .name = "verdict_too_many_pages", .kind = ABI_VERDICT,
-	  .desc = "VERDICT, nr_pages GUP_FAST_MAX_PAGES + 1",
-	  .verdict = v_too_many_pages, .expect = E2BIG },
-	{ .name = "verdict_wrap", .kind = ABI_VERDICT,
-	  .desc = "VERDICT, range wrapping past ~0",
-	  .verdict = v_wrap, .expect = EINVAL },
-	{ .name = "verdict_kernel_addr", .kind = ABI_VERDICT,
-	  .desc = "VERDICT, kernel address",
-	  .verdict = v_kernel_addr, .expect = EFAULT },
-	{ .name = "verdict_noncanonical_addr", .kind = ABI_VERDICT,
-	  .desc = "VERDICT, non-canonical address above TASK_SIZE",
-	  .verdict = v_noncanonical_addr, .expect = EFAULT },
-	{ .name = "verdict_unknown_flag", .kind = ABI_VERDICT,
-	  .desc = "VERDICT, unknown flag 1 << 31",
-	  .verdict = v_unknown_flag, .expect = EINVAL },
-	{ .name = "verdict_longterm_flag", .kind = ABI_VERDICT,
-	  .desc = "VERDICT, GUP_FAST_FLAG_LONGTERM",
-	  .verdict = v_longterm_flag, .expect = EINVAL },
-	{ .name = "verdict_reserved", .kind = ABI_VERDICT,
-	  .desc = "VERDICT, reserved not 0",
-	  .verdict = v_reserved, .expect = EINVAL },
-	{ .name = "verdict_bad_verdicts_ptr", .kind = ABI_VERDICT,
-	  .desc = "VERDICT, verdicts pointer 8",
-	  .verdict = v_bad_verdicts, .expect = EFAULT },
-	{ .name = "verdict_ro_verdicts", .kind = ABI_VERDICT,
-	  .desc = "VERDICT, read-only verdicts buffer",
-	  .verdict = v_ro_verdicts, .expect = EFAULT },
-	{ .name = "verdict_straddling_verdicts", .kind = ABI_VERDICT,
-	  .desc = "VERDICT, verdicts buffer running into an unmapped page",
-	  .verdict = v_straddle, .expect = EFAULT },
-	{ .name = "verdict_hole", .kind = ABI_VERDICT,
-	  .desc = "VERDICT, range with an unmapped hole: hole pages refused",
-	  .verdict = v_hole, .check = check_hole, .expect = 0 },
-	{ .name = "bench_zero_pages", .kind = ABI_BENCH,
-	  .desc = "BENCH, nr_pages 0",
-	  .bench = b_zero_pages, .expect = EINVAL },
-	{ .name = "bench_zero_per_call", .kind = ABI_BENCH,
-	  .desc = "BENCH, pages_per_call 0",
-	  .bench = b_zero_per_call, .expect = EINVAL },
-	{ .name = "bench_per_call_too_big", .kind = ABI_BENCH,
-	  .desc = "BENCH, pages_per_call GUP_FAST_MAX_PAGES_PER_CALL + 1",
-	  .bench = b_per_call_too_big, .expect = E2BIG },
-	{ .name = "bench_zero_iterations", .kind = ABI_BENCH,
-	  .desc = "BENCH, iterations 0",
-	  .bench = b_zero_iterations, .expect = EINVAL },
-	{ .name = "bench_too_many_iterations", .kind = ABI_BENCH,
-	  .desc = "BENCH, iterations GUP_FAST_MAX_ITERATIONS + 1",
-	  .bench = b_too_many_iterations, .expect = E2BIG },
-	{ .name = "bench_unknown_flag", .kind = ABI_BENCH,
-	  .desc = "BENCH, unknown flag 1 << 31",
-	  .bench = b_unknown_flag, .expect = EINVAL },
-	{ .name = "bench_null_samples", .kind = ABI_BENCH,
-	  .desc = "BENCH, samples NULL",
-	  .bench = b_null_samples, .expect = EFAULT },
-	{ .name = "bench_hole", .kind = ABI_BENCH,
-	  .desc = "BENCH, range with an unmapped hole",
-	  .bench = b_hole, .expect = EFAULT },
-	{ .name = "bench_write_readonly", .kind = ABI_BENCH,
-	  .desc = "BENCH, write pin of a read-only shadow mapping",
-	  .bench = b_write_readonly, .expect = EFAULT },
-	{ .name = "unknown_cmd", .kind = ABI_OTHER,
-	  .desc = "unknown ioctl command",
-	  .run = run_unknown_cmd, .expect = ENOTTY },
-	{ .name = "wrong_size_cmd", .kind = ABI_OTHER,
-	  .desc = "VERDICT command number with a 24-byte size",
-	  .run = run_wrong_size_cmd, .expect = ENOTTY },
-	{ .name = "mmap_private", .kind = ABI_OTHER,
-	  .desc = "mmap(MAP_PRIVATE) of the shadow file",
-	  .run = run_mmap_private, .expect = EINVAL },
-	{ .name = "mmap_offset", .kind = ABI_OTHER,
-	  .desc = "mmap() of the shadow file at offset one page",
-	  .run = run_mmap_offset, .expect = EINVAL },
-	{ .name = "mmap_too_big", .kind = ABI_OTHER,
-	  .desc = "mmap() of max_pages + 1 shadow pages",
-	  .run = run_mmap_too_big, .expect = E2BIG },
-	{ .name = "mremap_grow", .kind = ABI_OTHER,
-	  .desc = "mremap() growing a shadow buffer",
-	  .run = run_mremap_grow, .expect = EFAULT },
-	{ .name = "fork_child_verdict", .kind = ABI_OTHER,
-	  .desc = "forked child touches and asks about an inherited shadow buffer",
-	  .run = run_fork_child_verdict, .expect = 0 },
-};
-
-static int abi_run_verdict(const struct abi_case *c,
-			   struct gup_fast_verdict *v)
-{
-	memset(v, 0, sizeof(*v));
-	v->addr = (unsigned long)abi.shadow.addr;
-	v->nr_pages = ABI_PAGES;
-	v->flags = GUP_FAST_FLAG_WRITE;
-	v->verdicts = (unsigned long)abi.verdicts;
-	memset(abi.verdicts, 0xaa, ABI_PAGES);
-	c->verdict(v);
-	return ioctl_errno(GUP_FAST_IOCTL_VERDICT, v);
-}
-
-static int abi_run_bench(const struct abi_case *c)
-{
-	struct gup_fast_bench b = {
-		.addr = (unsigned long)abi.shadow.addr,
-		.nr_pages = ABI_PAGES,
-		.pages_per_call = ABI_PAGES,
-		.iterations = 1,
-		.flags = GUP_FAST_FLAG_WRITE,
-		.samples = (unsigned long)abi.samples,
+	struct gup_fast_pin arg = {
+		.addr = (unsigned long)b->addr,
+		.nr_pages = b->len / pagesize,
+		.flags = flags,
 	};
 
-	c->bench(&b);
-	return ioctl_errno(GUP_FAST_IOCTL_BENCH, &b);
+	return ioctl(gup_fd, GUP_FAST_IOCTL_PIN, &arg) ? -errno : (long)arg.nr_dirty;
 }
 
-static void run_abi_case(const struct abi_case *c)
-{
-	struct gup_fast_verdict v;
-	char name[64], gbuf[64], ebuf[64];
-	int got;
-
-	snprintf(name, sizeof(name), "abi_%s", c->name);
-	abi_note[0] = '\0';
-	memset(&v, 0, sizeof(v));
-
-	if (c->kind != ABI_OTHER && !abi.ready) {
-		ksft_print_msg("%s: %s\n", name, abi.note);
-		report(false, name);
-		return;
-	}
-	switch (c->kind) {
-	case ABI_VERDICT:
-		got = abi_run_verdict(c, &v);
-		break;
-	case ABI_BENCH:
-		got = abi_run_bench(c);
-		break;
-	default:
-		got = c->run();
-		break;
-	}
-
-	if (got == ABI_SKIP) {
-		report_skip(name, abi_note);
-		return;
-	}
-	if (got == ABI_ERROR) {
-		ksft_print_msg("%s: %s\n", name, c->desc);
-		ksft_print_msg("%s: %s\n", name, abi_note);
-		report(false, name);
-		return;
-	}
-	if (got != c->expect) {
-		ksft_print_msg("%s: %s\n", name, c->desc);
-		ksft_print_msg(MSG_ABI_MISMATCH, name,
-			       errno_name(got, gbuf, sizeof(gbuf)),
-			       c->expect ? errno_name(c->expect, ebuf,
-						      sizeof(ebuf)) :
-			       "success");
-		report(false, name);
-		return;
-	}
-	if (!got && c->check && !c->check(&v)) {
-		report(false, name);
-		return;
-	}
-	report(true, name);
-}
-
-static void run_abi_cases(void)
-{
-	unsigned int i;
-
-	abi_setup();
-	for (i = 0; i < ARRAY_SIZE(abi_cases); i++)
-		run_abi_case(&abi_cases[i]);
-	abi_teardown();
-}
-
-/* ------------------------------------------------------------------------ */
-/* race_<name> */
-
-static unsigned long race_pages(void)
-{
-	return opt.pages < 2 ? 2 : opt.pages;
-}
-
-/* A thread calling GUP_FAST_IOCTL_BENCH in a loop. */
-struct pin_loop {
-	pthread_t thread;
-	pthread_barrier_t *start;	/* waited on first, unless NULL */
-	char *addr;
-	unsigned long nr_pages;
-	__u32 flags;
-	unsigned int max_calls;		/* 0: until ->stop */
-	bool accept_efault;
-	int stop;			/* atomic, set by the racer */
-	int done;			/* atomic, set when the loop ends */
-	unsigned int calls;
-	unsigned int nr_efault;
-	int bad_err;			/* first errno not accepted, or 0 */
-	struct gup_fast_bench_sample samples[RACE_BENCH_ITERS];
-};
-
-static void *pin_loop_fn(void *arg)
-{
-	struct pin_loop *pl = arg;
-	int ret;
-
-	if (pl->start)
-		pthread_barrier_wait(pl->start);
-	while (!load_acquire(&pl->stop) &&
-	       (!pl->max_calls || pl->calls < pl->max_calls)) {
-		ret = do_bench(pl->addr, pl->nr_pages, RACE_BENCH_ITERS,
-			       pl->flags, pl->samples);
-		store_release(&pl->calls, pl->calls + 1);
-		if (ret == -EFAULT && pl->accept_efault) {
-			pl->nr_efault++;
-		} else if (ret) {
-			pl->bad_err = -ret;
-			break;
-		}
-	}
-	store_release(&pl->done, 1);
-	return NULL;
-}
-
-static void pin_loop_init(struct pin_loop *pl, const struct buf *b,
-			  pthread_barrier_t *start)
-{
-	memset(pl, 0, sizeof(*pl));
-	pl->start = start;
-	pl->addr = b->addr;
-	pl->nr_pages = b->len / pagesize;
-	pl->flags = GUP_FAST_FLAG_WRITE;
-}
-
-/* A shadow buffer of race_pages(), every page touched. */
-static bool race_buf(const char *name, struct buf *b)
+/*
+ * Pin fresh, clean shadow buffers with @flags until @want pages stayed clean
+ * (went through GUP-fast), at most MAX_TRIES times; the last count, or -errno.
+ */
+static long witness(__u32 flags, long want, unsigned int *tries)
 {
 	const char *what;
-	int ret;
-
-	ret = buf_create(b, BACKING_SHADOW, race_pages(), &what);
-	if (ret) {
-		ksft_print_msg("%s: %s failed: %s\n", name, what,
-			       strerror(-ret));
-		return false;
-	}
-	buf_touch(b);
-	return true;
-}
-
-static bool thread_create(const char *name, pthread_t *thread,
-			  void *(*fn)(void *), void *arg)
-{
-	int ret = pthread_create(thread, NULL, fn, arg);
-
-	if (ret)
-		ksft_print_msg("%s: pthread_create() failed: %s\n", name,
-			       strerror(ret));
-	return !ret;
-}
-
-/* A thread calling GUP_FAST_IOCTL_VERDICT in a loop. */
-struct verdict_loop {
-	pthread_t thread;
-	unsigned long addr;		/* atomic, moved by the racer */
-	unsigned long nr_pages;
-	unsigned char *verdicts;
-	int stop;			/* atomic */
-	int done;			/* atomic */
-	unsigned long calls;		/* atomic */
-	unsigned long nr_efault;
-	int bad_err;			/* first errno not accepted, or 0 */
-	unsigned long bad_nr_fast;	/* nr_fast above nr_pages, or 0 */
-};
-
-/*
- * Start @pl's pinning thread and wait until it runs; on failure @b is
- * destroyed and false returned.
- */
-static bool pin_loop_start(const char *name, struct pin_loop *pl,
-			   struct buf *b, pthread_barrier_t *start)
-{
-	pthread_barrier_init(start, NULL, 2);
-	if (!thread_create(name, &pl->thread, pin_loop_fn, pl)) {
-		pthread_barrier_destroy(start);
-		buf_destroy(b);
-		return false;
-	}
-	pthread_barrier_wait(start);
-	return true;
-}
-
-/*
- * Wait for @pl's thread, first telling it to stop when @interrupt (else a
- * bounded loop makes all its calls), and destroy @b; false (with the reason
- * printed) when a BENCH call returned an errno the case does not accept.
- */
-static bool pin_loop_stop(const char *name, struct pin_loop *pl,
-			  struct buf *b, pthread_barrier_t *start,
-			  bool interrupt)
-{
-	char ebuf[64];
-
-	if (interrupt)
-		store_release(&pl->stop, 1);
-	pthread_join(pl->thread, NULL);
-	pthread_barrier_destroy(start);
-	buf_destroy(b);
-	if (!pl->bad_err)
-		return true;
-	ksft_print_msg("%s: BENCH call %u returned %s, expected success%s\n",
-		       name, pl->calls,
-		       errno_name(pl->bad_err, ebuf, sizeof(ebuf)),
-		       pl->accept_efault ? " or EFAULT" : "");
-	return false;
-}
-
-static void *verdict_loop_fn(void *arg)
-{
-	struct verdict_loop *vl = arg;
-	struct gup_fast_verdict v;
-	int err;
-
-	while (!load_acquire(&vl->stop)) {
-		memset(&v, 0, sizeof(v));
-		v.addr = load_acquire(&vl->addr);
-		v.nr_pages = vl->nr_pages;
-		v.verdicts = (unsigned long)vl->verdicts;
-		err = ioctl_errno(GUP_FAST_IOCTL_VERDICT, &v);
-		store_release(&vl->calls, vl->calls + 1);
-		/* 0 or a documented errno: a hole is not an error. */
-		if (err == EFAULT)
-			vl->nr_efault++;
-		if (err && err != EFAULT && err != EINTR) {
-			vl->bad_err = err;
-			break;
-		}
-		if (!err && v.nr_fast > vl->nr_pages) {
-			vl->bad_nr_fast = v.nr_fast;
-			break;
-		}
-	}
-	store_release(&vl->done, 1);
-	return NULL;
-}
-
-/* Wait for the VERDICT loop to complete one more call. */
-static bool verdict_loop_progress(struct verdict_loop *vl)
-{
-	unsigned long long deadline = now_ns() + RACE_TIMEOUT_NS;
-	unsigned long target = load_acquire(&vl->calls) + 1;
-
-	while (load_acquire(&vl->calls) < target) {
-		if (load_acquire(&vl->done) || now_ns() > deadline)
-			return false;
-		sched_yield();
-	}
-	return true;
-}
-
-static bool race_munmap_verdict(const char *name)
-{
-	struct verdict_loop vl;
-	char ebuf[64];
-	unsigned int i;
 	struct buf b;
-	bool ok = true;
-	void *addr;
+	long ret;
 
-	if (!race_buf(name, &b))
-		return false;
-	memset(&vl, 0, sizeof(vl));
-	vl.addr = (unsigned long)b.addr;
-	vl.nr_pages = b.len / pagesize;
-	vl.verdicts = malloc(vl.nr_pages);
-	if (!vl.verdicts) {
-		ksft_print_msg("%s: malloc() failed\n", name);
-		buf_destroy(&b);
-		return false;
-	}
-	if (!thread_create(name, &vl.thread, verdict_loop_fn, &vl)) {
-		free(vl.verdicts);
-		buf_destroy(&b);
-		return false;
-	}
-
-	for (i = 0; i < opt.race_iters; i++) {
-		if (!verdict_loop_progress(&vl)) {
-			if (!load_acquire(&vl.done))
-				ksft_print_msg("%s: iteration %u: VERDICT stuck for %llu s\n",
-					       name, i,
-					       RACE_TIMEOUT_NS / NSEC_PER_SEC);
-			ok = false;
-			break;
+	for (*tries = 1;; ++*tries) {
+		ret = buf_create(&b, SHADOW, opt.pages, &what);
+		if (!ret) {
+			ret = pin(&b, flags);
+			buf_destroy(&b);
 		}
-		if (munmap(b.addr, b.len)) {
-			ksft_print_msg("%s: iteration %u: munmap() failed: %s\n",
-				       name, i, strerror(errno));
-			ok = false;
-			break;
-		}
-		addr = mmap(b.addr, b.len, PROT_READ | PROT_WRITE,
-			    MAP_SHARED | MAP_FIXED_NOREPLACE, b.fd, 0);
-		if (addr == MAP_FAILED && errno == EEXIST)
-			addr = mmap(NULL, b.len, PROT_READ | PROT_WRITE,
-				    MAP_SHARED, b.fd, 0);
-		if (addr == MAP_FAILED) {
-			ksft_print_msg("%s: iteration %u: mmap() failed: %s\n",
-				       name, i, strerror(errno));
-			b.addr = NULL;
-			ok = false;
-			break;
-		}
-		b.addr = addr;
-		buf_touch(&b);
-		store_release(&vl.addr, (unsigned long)addr);
-	}
-
-	store_release(&vl.stop, 1);
-	pthread_join(vl.thread, NULL);
-	if (vl.bad_err) {
-		ksft_print_msg("%s: VERDICT returned %s, expected success, EFAULT or EINTR\n",
-			       name, errno_name(vl.bad_err, ebuf, sizeof(ebuf)));
-		ok = false;
-	}
-	if (vl.bad_nr_fast) {
-		ksft_print_msg("%s: VERDICT reported nr_fast %lu of %lu pages\n",
-			       name, vl.bad_nr_fast, vl.nr_pages);
-		ok = false;
-	}
-	if (ok)
-		ksft_print_msg("%s: %lu remaps, %lu VERDICT calls, %lu EFAULT\n",
-			       name, opt.race_iters, vl.calls, vl.nr_efault);
-	free(vl.verdicts);
-	buf_destroy(&b);
-	return ok;
-}
-
-static bool race_partial_munmap_bench(const char *name)
-{
-	unsigned int i, nr_efault = 0;
-	pthread_barrier_t start;
-	struct pin_loop pl;
-	size_t half;
-	struct buf b;
-	bool ok = true;
-
-	for (i = 0; ok && i < opt.race_iters; i++) {
-		if (!race_buf(name, &b))
-			return false;
-		half = (b.len / pagesize / 2) * pagesize;
-		pin_loop_init(&pl, &b, &start);
-		pl.max_calls = 1;
-		pl.accept_efault = true;
-		if (!pin_loop_start(name, &pl, &b, &start))
-			return false;
-		if (munmap(b.addr + half, b.len - half)) {
-			ksft_print_msg("%s: iteration %u: munmap() failed: %s\n",
-				       name, i, strerror(errno));
-			ok = false;
-		} else {
-			b.len = half;
-		}
-		if (!pin_loop_stop(name, &pl, &b, &start, false))
-			ok = false;
-		nr_efault += pl.nr_efault;
-	}
-	if (ok)
-		ksft_print_msg("%s: %lu iterations, %u BENCH calls hit EFAULT\n",
-			       name, opt.race_iters, nr_efault);
-	return ok;
-}
-
-static bool race_mprotect_bench(const char *name)
-{
-	unsigned long long deadline;
-	unsigned long toggles = 0;
-	pthread_barrier_t start;
-	struct pin_loop pl;
-	struct buf b;
-	bool ok = true;
-
-	if (!race_buf(name, &b))
-		return false;
-	pin_loop_init(&pl, &b, &start);
-	pl.max_calls = opt.race_iters;
-	pl.accept_efault = true;
-	if (!pin_loop_start(name, &pl, &b, &start))
-		return false;
-
-	deadline = now_ns() + RACE_TIMEOUT_NS;
-	while (!load_acquire(&pl.done)) {
-		if (mprotect(b.addr, b.len, PROT_READ)) {
-			ksft_print_msg("%s: mprotect(PROT_READ) failed: %s\n",
-				       name, strerror(errno));
-			ok = false;
-			break;
-		}
-		sched_yield();
-		if (mprotect(b.addr, b.len, PROT_READ | PROT_WRITE)) {
-			ksft_print_msg("%s: mprotect(PROT_READ | PROT_WRITE) failed: %s\n",
-				       name, strerror(errno));
-			ok = false;
-			break;
-		}
-		toggles++;
-		if (now_ns() > deadline) {
-			ksft_print_msg("%s: %u BENCH calls did not finish within %llu s\n",
-				       name, pl.max_calls,
-				       RACE_TIMEOUT_NS / NSEC_PER_SEC);
-			ok = false;
-			break;
-		}
-	}
-	if (!pin_loop_stop(name, &pl, &b, &start, true))
-		ok = false;
-	if (ok)
-		ksft_print_msg("%s: %u BENCH calls (%u EFAULT), %lu mprotect() toggles\n",
-			       name, pl.calls, pl.nr_efault, toggles);
-	return ok;
-}
-
-static bool race_fork_bench(const char *name)
-{
-	pthread_barrier_t start;
-	struct pin_loop pl;
-	char desc[64];
-	unsigned int i;
-	int ret, status;
-	struct buf b;
-	bool ok = true;
-	pid_t pid;
-
-	if (!race_buf(name, &b))
-		return false;
-	pin_loop_init(&pl, &b, &start);
-	if (!pin_loop_start(name, &pl, &b, &start))
-		return false;
-
-	for (i = 0; ok && i < opt.race_iters; i++) {
-		fflush(stdout);
-		fflush(stderr);
-		pid = fork();
-		if (pid < 0) {
-			ksft_print_msg("%s: iteration %u: fork() failed: %s\n",
-				       name, i, strerror(errno));
-			ok = false;
-			break;
-		}
-		if (!pid)
-			_exit(0);
-		ret = wait_child(pid, &status);
-		if (ret) {
-			ksft_print_msg("%s: iteration %u: waitpid() failed: %s\n",
-				       name, i, strerror(-ret));
-			ok = false;
-		} else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-			describe_status(status, desc, sizeof(desc));
-			ksft_print_msg("%s: iteration %u: child %s\n", name, i,
-				       desc);
-			ok = false;
-		}
-	}
-	if (!pin_loop_stop(name, &pl, &b, &start, true))
-		ok = false;
-	if (ok)
-		ksft_print_msg("%s: %lu forks, %u BENCH calls\n", name,
-			       opt.race_iters, pl.calls);
-	return ok;
-}
-
-static bool race_close_mapped(const char *name)
-{
-	unsigned long nr = race_pages(), nr_fast = 0;
-	size_t len = nr * pagesize;
-	struct buf b;
-	unsigned int i;
-	void *addr;
-	int fd, ret;
-
-	for (i = 0; i < opt.race_iters; i++) {
-		fd = shadow_open();
-		if (fd < 0) {
-			ksft_print_msg("%s: open(%s) failed: %s\n", name,
-				       SHADOW_PATH, strerror(errno));
-			return false;
-		}
-		addr = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			    0);
-		ret = addr == MAP_FAILED ? -errno : 0;
-		close(fd);
-		if (ret) {
-			ksft_print_msg("%s: mmap() failed: %s\n", name,
-				       strerror(-ret));
-			return false;
-		}
-		/* The file is closed; the mapping must keep working. */
-		b.addr = addr;
-		b.len = len;
-		b.fd = -1;
-		buf_touch(&b);
-		ret = do_verdict(b.addr, nr, GUP_FAST_FLAG_WRITE, NULL,
-				 &nr_fast);
-		buf_destroy(&b);
-		if (ret) {
-			ksft_print_msg("%s: iteration %u: VERDICT failed: %s\n",
-				       name, i, strerror(-ret));
-			return false;
-		}
-	}
-	ksft_print_msg("%s: last VERDICT after close(): %lu/%lu pages via GUP-fast\n",
-		       name, nr_fast, nr);
-	return true;
-}
-
-static void __noreturn kill_bench_child(int ready_fd)
-{
-	struct gup_fast_bench_sample *samples;
-	const char *what;
-	struct buf b;
-	int ret;
-
-	if (buf_create(&b, BACKING_SHADOW, opt.pages, &what))
-		_exit(2);
-	buf_touch(&b);
-	samples = anon_map(KILL_BENCH_ITERS * sizeof(*samples),
-			   PROT_READ | PROT_WRITE);
-	if (!samples)
-		_exit(2);
-	if (write(ready_fd, "r", 1) != 1)
-		_exit(2);
-	ret = do_bench(b.addr, opt.pages, KILL_BENCH_ITERS,
-		       GUP_FAST_FLAG_WRITE, samples);
-	_exit(ret ? 3 : 0);
-}
-
-static bool race_kill_bench(const char *name)
-{
-	unsigned long long t0, lat, max_lat = 0;
-	unsigned int i, killed = 0, finished = 0;
-	int pfd[2], ret, status;
-	char desc[64], c;
-	bool ok = true;
-	ssize_t n;
-	pid_t pid;
-
-	for (i = 0; ok && i < opt.race_iters; i++) {
-		if (pipe2(pfd, O_CLOEXEC)) {
-			ksft_print_msg("%s: pipe2() failed: %s\n", name,
-				       strerror(errno));
-			return false;
-		}
-		fflush(stdout);
-		fflush(stderr);
-		pid = fork();
-		if (pid < 0) {
-			ksft_print_msg("%s: iteration %u: fork() failed: %s\n",
-				       name, i, strerror(errno));
-			close(pfd[0]);
-			close(pfd[1]);
-			return false;
-		}
-		if (!pid) {
-			close(pfd[0]);
-			kill_bench_child(pfd[1]);
-		}
-		close(pfd[1]);
-		do {
-			n = read(pfd[0], &c, 1);
-		} while (n < 0 && errno == EINTR);
-		close(pfd[0]);
-
-		/* Let the child enter the ioctl, then kill it there. */
-		if (n == 1)
-			sleep_ns(KILL_DELAY_NS);
-		t0 = now_ns();
-		kill(pid, SIGKILL);
-		ret = wait_child(pid, &status);
-		lat = now_ns() - t0;
-		if (ret) {
-			ksft_print_msg("%s: iteration %u: waitpid() failed: %s\n",
-				       name, i, strerror(-ret));
-			return false;
-		}
-		if (lat > max_lat)
-			max_lat = lat;
-
-		describe_status(status, desc, sizeof(desc));
-		if (n != 1) {
-			ksft_print_msg("%s: iteration %u: child failed before BENCH: %s\n",
-				       name, i, desc);
-			ok = false;
-		} else if (WIFSIGNALED(status) &&
-			   WTERMSIG(status) == SIGKILL) {
-			killed++;
-		} else if (WIFEXITED(status) && !WEXITSTATUS(status)) {
-			finished++;
-		} else {
-			ksft_print_msg("%s: iteration %u: child %s\n", name, i,
-				       desc);
-			ok = false;
-		}
-	}
-	if (ok)
-		ksft_print_msg("%s: %u killed, %u finished first, max kill-to-reap %.1f ms\n",
-			       name, killed, finished,
-			       (double)max_lat / NSEC_PER_MSEC);
-	return ok;
-}
-
-struct race_case {
-	const char *name;
-	bool (*fn)(const char *name);
-};
-
-static const struct race_case race_cases[] = {
-	{ "race_munmap_verdict", race_munmap_verdict },
-	{ "race_partial_munmap_bench", race_partial_munmap_bench },
-	{ "race_mprotect_bench", race_mprotect_bench },
-	{ "race_fork_bench", race_fork_bench },
-	{ "race_close_mapped", race_close_mapped },
-	{ "race_kill_bench", race_kill_bench },
-};
-
-static void run_race_cases(void)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(race_cases); i++)
-		report(race_cases[i].fn(race_cases[i].name),
-		       race_cases[i].name);
-}
-
-/* ------------------------------------------------------------------------ */
-/* live_pages_zero */
-
-/*
- * Read live_pages until it is 0 or LIVE_PAGES_WAIT_NS have passed: pages
- * of an exiting child may be freed a little later. Returns 0 or -errno.
- */
-static int live_pages_settle(unsigned long *val)
-{
-	unsigned long long deadline = now_ns() + LIVE_PAGES_WAIT_NS;
-	int ret;
-
-	for (;;) {
-		ret = read_ulong_file(LIVE_PAGES_PATH, val);
-		if (ret || !*val || now_ns() >= deadline)
+		if (ret >= 0)
+			ret = opt.pages - ret;
+		if (ret < 0 || ret == want || *tries == MAX_TRIES)
 			return ret;
-		sleep_ns(LIVE_PAGES_POLL_NS);
 	}
 }
 
-static void run_live_pages_zero(void)
+/* Does a slow-path write pin dirty every clean shadow page, a read none? */
+static bool witness_holds(void)
 {
-	const char *name = "live_pages_zero";
-	unsigned long val;
+	unsigned int tries;
+	long w, r;
+
+	if (!witness_state) {
+		w = witness(GUP_FAST_FLAG_WRITE | GUP_FAST_FLAG_SLOW_PATH, 0, &tries);
+		r = witness(GUP_FAST_FLAG_SLOW_PATH, opt.pages, &tries);
+		witness_state = !w && r == (long)opt.pages ? 1 : -1;
+		snprintf(witness_why, sizeof(witness_why),
+			 "dirty-bit witness does not hold here: slow-path pins left %ld (write) and %ld (read) of %lu clean shadow pages clean",
+			 w, r, opt.pages);
+	}
+	if (witness_state < 0)
+		ksft_print_msg("%s\n", witness_why);
+	return witness_state > 0;
+}
+
+/* Print the verdict line; the reason of a failure (NULL: none). */
+static const char *judge(enum backing kind, const char *access, long fast,
+			 unsigned long want, unsigned int tries)
+{
+	const char *why = NULL;
+
+	ksft_print_msg("verdict %s %s: %ld/%lu pages via GUP-fast (expected %lu, %u %s)\n",
+		       backing_names[kind], access, fast, opt.pages, want,
+		       tries, tries == 1 ? "try" : "tries");
+	if (fast == (long)want)
+		return NULL;
+	if (kind == SECRETMEM)
+		why = MSG_SECRETMEM;
+	else if (kind != SHADOW)
+		why = "control refused by GUP-fast";
+	else if (strcmp(access, "longterm_write"))
+		why = MSG_BUG;
+	else
+		why = longterm_checked ? MSG_WRONGFIX :
+		      "FOLL_LONGTERM|FOLL_WRITE pin went to the slow path before 6.5";
+	ksft_print_msg("FAIL: %s: %ld/%lu %s pages via GUP-fast (%s)\n", why,
+		       fast, opt.pages, backing_names[kind], access);
+	return why;
+}
+
+static int run_longterm(struct buf *b, const struct test_case *tc)
+{
+	unsigned long want = longterm_checked ? 0 : opt.pages;
+	unsigned int tries;
+	long ret;
+
+	if (b->kind != SHADOW) {
+		/* No witness: the pin must work, and fail on secretmem. */
+		ret = pin(b, tc->flags);
+		ksft_print_msg("pin %s %s: %s\n", backing_names[b->kind],
+			       tc->name, ret < 0 ? strerror(-ret) : "pinned");
+		if (ret < 0 ? b->kind == SECRETMEM : b->kind != SECRETMEM)
+			return KSFT_PASS;
+		if (b->kind == SECRETMEM)
+			ksft_print_msg("FAIL: %s: a long-term pin succeeded\n",
+				       MSG_SECRETMEM);
+		return KSFT_FAIL;
+	}
+	if (!witness_holds())
+		return KSFT_SKIP;
+	ret = witness(tc->flags, want, &tries);
+	if (ret < 0)
+		ksft_print_msg("GUP_FAST_IOCTL_PIN: %s\n", strerror(-ret));
+	return ret < 0 || judge(SHADOW, tc->name, ret, want, tries) ?
+	       KSFT_FAIL : KSFT_PASS;
+}
+
+static int run_verdict(struct buf *b, const struct test_case *tc)
+{
+	unsigned long want = b->kind == SECRETMEM ? 0 : opt.pages;
+	unsigned int tries;
+	long fast;
+
+	fast = verdict(b, tc->flags, want, &tries);
+	if (fast < 0)
+		ksft_print_msg("GUP_FAST_IOCTL_VERDICT: %s\n", strerror(-fast));
+	if (fast < 0 || judge(b->kind, tc->name, fast, want, tries))
+		return KSFT_FAIL;
+	if (b->kind != SHADOW || !(tc->flags & GUP_FAST_FLAG_WRITE) ||
+	    !witness_holds())
+		return KSFT_PASS;
+	/* A plain FOLL_PIN|FOLL_WRITE pin must go fast too: pages stay clean. */
+	fast = witness(tc->flags, opt.pages, &tries);
+	return fast < 0 || judge(SHADOW, "pin_write", fast, opt.pages, tries) ?
+	       KSFT_FAIL : KSFT_PASS;
+}
+
+static void run_case(enum backing kind, const struct test_case *tc)
+{
+	int result = KSFT_FAIL;
+	const char *what;
+	char name[64];
+	struct buf b;
 	int ret;
 
-	ret = live_pages_settle(&val);
-	if (ret) {
-		ksft_print_msg("%s: reading %s failed: %s\n", name,
-			       LIVE_PAGES_PATH, strerror(-ret));
-		report(false, name);
+	snprintf(name, sizeof(name), "verdict_%s_%s", backing_names[kind],
+		 tc->name);
+	ksft_print_msg("[RUN] %s\n", name);
+	if (gate_skip && (kind != ANON || !strncmp(gate_skip, "GUP-fast", 8))) {
+		ksft_test_result_code(KSFT_SKIP, name, "%s", gate_skip);
 		return;
 	}
-	ksft_print_msg(MSG_LIVE_PAGES, val);
-	report(!val, name);
+	ret = buf_create(&b, kind, opt.pages, &what);
+	if (ret && kind == SECRETMEM && !strcmp(what, "memfd_secret()")) {
+		ksft_test_result_code(KSFT_SKIP, name, "memfd_secret(): %s",
+				      strerror(-ret));
+		return;
+	}
+	if (ret)
+		ksft_print_msg("%s failed: %s\n", what, strerror(-ret));
+	else if (tc->flags & GUP_FAST_FLAG_LONGTERM)
+		result = run_longterm(&b, tc);
+	else
+		result = run_verdict(&b, tc);
+	if (!ret)
+		buf_destroy(&b);
+	ksft_test_result_code(result, name, result == KSFT_SKIP ? "%s" : NULL,
+			      witness_why);
 }
 
-/* ------------------------------------------------------------------------ */
-/* bench */
+/* The anon control: does GUP-fast work on this kernel at all? */
+static void check_gate(void)
+{
+	static char reason[200];
+	unsigned int tries;
+	const char *what;
+	struct buf b;
+	long fast;
 
-enum { BENCH_SHADOW, BENCH_ANON, NR_BENCH_BACKINGS };
+	if (buf_create(&b, ANON, opt.pages, &what))
+		ksft_exit_fail_msg("anon control: %s failed\n", what);
+	fast = verdict(&b, GUP_FAST_FLAG_WRITE, opt.pages, &tries);
+	buf_destroy(&b);
+	if (fast == (long)opt.pages)
+		return;
+	if (fast <= 0)
+		snprintf(reason, sizeof(reason),
+			 "GUP-fast unavailable on this kernel: it took %ld/%lu anon pages (no CONFIG_HAVE_GUP_FAST, or no pte_special)",
+			 fast, opt.pages);
+	else
+		snprintf(reason, sizeof(reason),
+			 "anon control: only %ld/%lu pages via GUP-fast after every try: no verdict can count",
+			 fast, opt.pages);
+	ksft_print_msg("%s\n", reason);
+	gate_skip = reason;
+}
 
-static const enum backing bench_backings[NR_BENCH_BACKINGS] = {
-	[BENCH_SHADOW] = BACKING_SHADOW,
-	[BENCH_ANON] = BACKING_ANON,
-};
-
-struct bench_thread {
-	pthread_t thread;
-	struct buf buf[NR_BENCH_BACKINGS];
-	double *ns[NR_BENCH_BACKINGS];	/* reps * iters ns/page */
-	struct gup_fast_bench_sample *samples;	/* iters */
-	int err;			/* -errno of the first failure */
-	const char *what;		/* the step that failed */
-};
-
-struct bench_stats {
-	double min, median, max;
-};
-
-struct bench_result {
-	bool valid;
-	struct bench_stats st[NR_BENCH_BACKINGS];
-};
-
-/* Threads start only once all are created; bench_abort stops them. */
-static pthread_mutex_t bench_gate = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t bench_barrier;
-static bool bench_abort;
+static double *bench_ns;	/* [thread][shadow, anon][reps * iters] ns/page */
 
 static void *bench_thread_fn(void *arg)
 {
-	struct bench_thread *bt = arg;
-	unsigned long r, k;
-	bool abort;
-	int i, ret;
+	unsigned long t = (unsigned long)arg, n = opt.reps * opt.iters, r, k;
+	struct gup_fast_bench_sample *s = calloc(opt.iters, sizeof(*s));
+	struct buf b[2] = { { .fd = -1 }, { .fd = -1 } };
+	long err = s ? 0 : -ENOMEM;
+	const char *what;
+	int i;
 
-	pthread_mutex_lock(&bench_gate);
-	abort = bench_abort;
-	pthread_mutex_unlock(&bench_gate);
-	if (abort)
-		return NULL;
-
-	for (i = 0; i < NR_BENCH_BACKINGS && !bt->err; i++) {
-		bt->err = buf_create(&bt->buf[i], bench_backings[i], opt.pages,
-				     &bt->what);
-		if (!bt->err)
-			buf_touch(&bt->buf[i]);
-	}
-
+	for (i = 0; i < 2 && !err; i++)
+		err = buf_create(&b[i], i ? ANON : SHADOW, opt.pages, &what);
 	/* All threads on shadow together, then all on anon together. */
-	pthread_barrier_wait(&bench_barrier);
-	for (i = 0; i < NR_BENCH_BACKINGS; i++) {
-		for (r = 0; r < opt.reps && !bt->err; r++) {
-			ret = do_bench(bt->buf[i].addr, opt.pages, opt.iters,
-				       GUP_FAST_FLAG_WRITE, bt->samples);
-			if (ret) {
-				bt->err = ret;
-				bt->what = i == BENCH_SHADOW ?
-					   "GUP_FAST_IOCTL_BENCH on shadow" :
-					   "GUP_FAST_IOCTL_BENCH on anon";
-				break;
-			}
-			for (k = 0; k < opt.iters; k++)
-				bt->ns[i][r * opt.iters + k] =
-					(double)bt->samples[k].pin_ns /
-					opt.pages;
-		}
+	for (i = 0; i < 2; i++) {
 		pthread_barrier_wait(&bench_barrier);
-	}
+		for (r = 0; r < opt.reps && !err; r++) {
+			struct gup_fast_bench arg = {
+				.addr = (unsigned long)b[i].addr,
+				.nr_pages = opt.pages,
+				.pages_per_call = opt.pages < GUP_FAST_MAX_PAGES_PER_CALL ?
+						  opt.pages : GUP_FAST_MAX_PAGES_PER_CALL,
+				.iterations = opt.iters,
+				.flags = GUP_FAST_FLAG_WRITE,
+				.samples = (unsigned long)s,
+			};
 
-	for (i = 0; i < NR_BENCH_BACKINGS; i++)
-		buf_destroy(&bt->buf[i]);
-	return NULL;
+			if (ioctl(gup_fd, GUP_FAST_IOCTL_BENCH, &arg))
+				err = -errno;
+			for (k = 0; k < opt.iters && !err; k++)
+				bench_ns[(t * 2 + i) * n + r * opt.iters + k] =
+					(double)s[k].pin_ns / opt.pages;
+		}
+		buf_destroy(&b[i]);
+	}
+	free(s);
+	return (void *)err;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -1918,430 +416,184 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void bench_stats(double *v, size_t n, struct bench_stats *st)
+/* Run with @nr threads, print min/median/max per backing; false on error. */
+static bool bench_one(unsigned long nr, double *ratio)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
-	st->min = v[0];
-	st->max = v[n - 1];
-	st->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void bench_threads_free(struct bench_thread *bt, unsigned long nr)
-{
-	unsigned long t;
+	size_t n = opt.reps * opt.iters, t, j, all = nr * n;
+	double *v = calloc(all, sizeof(double)), med[2];
+	pthread_t *th = calloc(nr, sizeof(*th));
+	bool ok = v && th;
+	void *err;
 	int i;
 
+	bench_ns = calloc(2 * all, sizeof(double));
+	if (!ok || !bench_ns || pthread_barrier_init(&bench_barrier, NULL, nr))
+		ksft_exit_fail_msg("bench: out of memory\n");
+	for (t = 0; t < nr; t++)
+		if (pthread_create(&th[t], NULL, bench_thread_fn, (void *)t))
+			ksft_exit_fail_msg("bench: pthread_create() failed\n");
 	for (t = 0; t < nr; t++) {
-		for (i = 0; i < NR_BENCH_BACKINGS; i++)
-			free(bt[t].ns[i]);
-		free(bt[t].samples);
-	}
-	free(bt);
-}
-
-/* Run the benchmark with @nr threads; false on any error. */
-static bool bench_one(unsigned long nr, struct bench_result *res)
-{
-	size_t per_thread = opt.reps * opt.iters;
-	unsigned long t, created = 0;
-	struct bench_thread *bt;
-	double *all = NULL;
-	bool ok = true;
-	int i, ret;
-
-	bt = calloc(nr, sizeof(*bt));
-	if (!bt)
-		goto nomem;
-	for (t = 0; t < nr; t++) {
-		for (i = 0; i < NR_BENCH_BACKINGS; i++) {
-			buf_init(&bt[t].buf[i]);
-			bt[t].ns[i] = calloc(per_thread, sizeof(double));
-			if (!bt[t].ns[i])
-				goto nomem;
-		}
-		bt[t].samples = calloc(opt.iters, sizeof(*bt[t].samples));
-		if (!bt[t].samples)
-			goto nomem;
-	}
-	all = calloc(nr * per_thread, sizeof(*all));
-	if (!all)
-		goto nomem;
-
-	ret = pthread_barrier_init(&bench_barrier, NULL, nr);
-	if (ret) {
-		ksft_print_msg("bench: threads=%lu: pthread_barrier_init() failed: %s\n",
-			       nr, strerror(ret));
-		free(all);
-		bench_threads_free(bt, nr);
-		return false;
-	}
-	pthread_mutex_lock(&bench_gate);
-	bench_abort = false;
-	for (t = 0; t < nr; t++) {
-		ret = pthread_create(&bt[t].thread, NULL, bench_thread_fn,
-				     &bt[t]);
-		if (ret) {
-			ksft_print_msg("bench: threads=%lu: pthread_create() failed: %s\n",
-				       nr, strerror(ret));
-			bench_abort = true;
+		pthread_join(th[t], &err);
+		if (err) {
+			ksft_print_msg("bench: threads=%lu: %s\n", nr,
+				       strerror(-(long)err));
 			ok = false;
-			break;
 		}
-		created++;
 	}
-	pthread_mutex_unlock(&bench_gate);
-	for (t = 0; t < created; t++)
-		pthread_join(bt[t].thread, NULL);
+	for (i = 0; ok && i < 2; i++) {
+		for (t = 0; t < nr; t++)
+			for (j = 0; j < n; j++)
+				v[t * n + j] = bench_ns[(t * 2 + i) * n + j];
+		qsort(v, all, sizeof(*v), cmp_double);
+		med[i] = all % 2 ? v[all / 2] : (v[all / 2 - 1] + v[all / 2]) / 2;
+		ksft_print_msg("bench %7lu  %7s %8.1f %8.1f %8.1f\n", nr,
+			       backing_names[i ? ANON : SHADOW], v[0], med[i],
+			       v[all - 1]);
+	}
 	pthread_barrier_destroy(&bench_barrier);
-
-	for (t = 0; ok && t < nr; t++) {
-		if (bt[t].err) {
-			ksft_print_msg("bench: threads=%lu: %s failed: %s\n",
-				       nr, bt[t].what, strerror(-bt[t].err));
-			ok = false;
-		}
-	}
-	if (ok) {
-		for (i = 0; i < NR_BENCH_BACKINGS; i++) {
-			for (t = 0; t < nr; t++)
-				memcpy(all + t * per_thread, bt[t].ns[i],
-				       per_thread * sizeof(*all));
-			bench_stats(all, nr * per_thread, &res->st[i]);
-		}
-		res->valid = true;
-	}
-	free(all);
-	bench_threads_free(bt, nr);
+	free(bench_ns);
+	free(th);
+	free(v);
+	*ratio = ok && med[1] > 0 ? med[0] / med[1] : 0;
 	return ok;
-
-nomem:
-	ksft_print_msg("bench: threads=%lu: out of memory\n", nr);
-	if (bt)
-		bench_threads_free(bt, nr);
-	return false;
 }
 
 static void run_bench(void)
 {
-	struct bench_result *res;
-	struct bench_stats *sh, *an;
-	unsigned long val;
-	unsigned int t;
 	bool ok = true;
+	unsigned int t;
 	double ratio;
-	int i, ret;
 
-	if (opt.no_bench) {
-		report_skip("bench", SKIP_NO_BENCH);
+	if (opt.no_bench || gate_skip) {
+		ksft_test_result_code(KSFT_SKIP, "bench", "%s",
+				      gate_skip ? gate_skip : "disabled with -B");
 		return;
 	}
-	res = calloc(opt.nr_threads, sizeof(*res));
-	if (!res) {
-		ksft_print_msg("bench: out of memory\n");
-		report(false, "bench");
-		return;
-	}
-	for (t = 0; t < opt.nr_threads; t++)
-		if (!bench_one(opt.threads[t], &res[t]))
+	ksft_print_msg("bench: %lu pages/thread, %lu reps x %lu iters\n",
+		       opt.pages, opt.reps, opt.iters);
+	ksft_print_msg("bench: pin_user_pages_fast(FOLL_WRITE), ns/page\n");
+	ksft_print_msg("bench %7s  %7s %8s %8s %8s\n", "threads", "backing",
+		       "min", "median", "max");
+	for (t = 0; t < opt.nr_threads; t++) {
+		if (!bench_one(opt.threads[t], &ratio)) {
 			ok = false;
-
-	ksft_print_msg(MSG_BENCH_TITLE, opt.pages, opt.reps, opt.iters);
-	ksft_print_msg(MSG_BENCH_HEADER, "threads", "backing", "min", "median",
-		       "max");
-	for (t = 0; t < opt.nr_threads; t++) {
-		if (!res[t].valid)
 			continue;
-		for (i = 0; i < NR_BENCH_BACKINGS; i++)
-			ksft_print_msg(MSG_BENCH_ROW, opt.threads[t],
-				       backing_names[bench_backings[i]],
-				       res[t].st[i].min, res[t].st[i].median,
-				       res[t].st[i].max);
-	}
-	for (t = 0; t < opt.nr_threads; t++) {
-		if (!res[t].valid)
-			continue;
-		sh = &res[t].st[BENCH_SHADOW];
-		an = &res[t].st[BENCH_ANON];
-		ratio = an->median > 0 ? sh->median / an->median : INFINITY;
-		ksft_print_msg(MSG_BENCH_RATIO, opt.threads[t], ratio);
-	}
-	for (t = 0; opt.max_ratio > 0 && t < opt.nr_threads; t++) {
-		sh = &res[t].st[BENCH_SHADOW];
-		an = &res[t].st[BENCH_ANON];
-		if (res[t].valid && sh->median > opt.max_ratio * an->median) {
-			ksft_print_msg(MSG_BENCH_OVER, opt.threads[t],
-				       sh->median, opt.max_ratio, an->median);
+		}
+		ksft_print_msg("bench ratio threads=%lu shadow/anon=%.2f\n",
+			       opt.threads[t], ratio);
+		if (opt.max_ratio > 0 && ratio > opt.max_ratio) {
+			ksft_print_msg("bench: threads=%lu: shadow/anon %.2f > %.2f (-t)\n",
+				       opt.threads[t], ratio, opt.max_ratio);
 			ok = false;
 		}
 	}
-	free(res);
-
-	/* Pins must all be dropped: every benchmark page is freed again. */
-	ret = live_pages_settle(&val);
-	if (ret) {
-		ksft_print_msg("bench: reading %s failed: %s\n",
-			       LIVE_PAGES_PATH, strerror(-ret));
-		ok = false;
-	} else if (val) {
-		ksft_print_msg("bench: live_pages=%lu after the benchmark buffers were unmapped\n",
-			       val);
-		ok = false;
-	}
-	report(ok, "bench");
+	ksft_test_result(ok, "bench\n");
 }
 
-/* ------------------------------------------------------------------------ */
-/* Command line and environment */
-
-static void print_usage(FILE *f)
+static void __noreturn print_help(int status)
 {
-	fprintf(f,
-		"usage: gup_null_mapping [-p PAGES_PER_THREAD] [-r REPS] [-i ITERS] [-t MAX_RATIO]\n"
-		"                        [-B] [-R RACE_ITERS] [-h] [THREADS...]\n"
+	fprintf(status ? stderr : stdout,
+		"usage: gup_null_mapping [-p PAGES] [-r REPS] [-i ITERS] [-t MAX_RATIO] [-B] [THREADS...]\n"
 		"  -p PAGES      pages per buffer, 1..%u (default %d)\n"
-		"  -r REPS       benchmark repetitions per thread, 1..%d (default %d)\n"
-		"  -i ITERS      iterations per GUP_FAST_IOCTL_BENCH, 1..%u (default %d)\n"
-		"  -t MAX_RATIO  fail the benchmark when, at any thread count, the shadow\n"
-		"                median ns/page exceeds MAX_RATIO x the anon median\n"
-		"                (default: the benchmark only informs)\n"
+		"  -r, -i        benchmark repetitions (1..%d, default %d) of ITERS timed\n"
+		"                passes (1..%u, default %d) per thread\n"
+		"  -t MAX_RATIO  fail when shadow/anon median ns/page > MAX_RATIO (..%.0f)\n"
 		"  -B            skip the benchmark\n"
-		"  -R ITERS      iterations of each race case, 1..%d (default %d)\n"
-		"  -h            print this help and exit\n"
-		"  THREADS       benchmark thread counts, each 1..%d\n"
-		"                (default: 1 2 4 ... below the CPU count, then the CPU count)\n",
+		"  THREADS       benchmark thread counts, 1..%d each (default: 1 2 4 ...\n"
+		"                below the CPU count, then the CPU count)\n",
 		GUP_FAST_MAX_PAGES, DEF_PAGES, MAX_REPS, DEF_REPS,
-		GUP_FAST_MAX_ITERATIONS, DEF_ITERS, MAX_RACE_ITERS,
-		DEF_RACE_ITERS, MAX_THREADS);
+		GUP_FAST_MAX_ITERATIONS, DEF_ITERS, MAX_RATIO, MAX_THREADS);
+	exit(status);
 }
 
-static void __noreturn __printf(1, 2) bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "gup_null_mapping: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	print_usage(stderr);
-	exit(KSFT_FAIL);
-}
-
-/* A decimal integer in [@min, @max], nothing else. */
-static bool parse_ulong(const char *s, unsigned long min, unsigned long max,
-			unsigned long *val)
+static unsigned long parse_ulong(const char *s, unsigned long max)
 {
 	unsigned long v;
 	char *end;
 
-	if (!isdigit((unsigned char)s[0]))
-		return false;
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return false;
-	*val = v;
-	return true;
-}
-
-static void parse_opt_ulong(int c, const char *arg, unsigned long max,
-			    unsigned long *val)
-{
-	if (!parse_ulong(arg, 1, max, val))
-		bad_usage("invalid -%c value '%s': expected an integer in 1..%lu",
-			  c, arg, max);
-}
-
-static void parse_ratio(const char *arg)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if ((isdigit((unsigned char)arg[0]) || arg[0] == '.') && !errno &&
-	    !*end && isfinite(v) && v > 0 && v <= MAX_RATIO) {
-		opt.max_ratio = v;
-		return;
+	if (!isdigit((unsigned char)*s) || errno || *end || !v || v > max) {
+		fprintf(stderr, "gup_null_mapping: '%s': expected 1..%lu\n", s, max);
+		print_help(KSFT_FAIL);
 	}
-	bad_usage("invalid -t value '%s': expected a number above 0, up to %.0f",
-		  arg, MAX_RATIO);
-}
-
-static long online_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n;
+	return v;
 }
 
 static void parse_args(int argc, char **argv)
 {
-	unsigned long t, ncpus;
-	unsigned int i;
+	long t, ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	char *end;
 	int c;
 
-	while ((c = getopt(argc, argv, "p:r:i:t:BR:h")) != -1) {
-		switch (c) {
-		case 'p':
-			parse_opt_ulong(c, optarg, GUP_FAST_MAX_PAGES,
-					&opt.pages);
-			break;
-		case 'r':
-			parse_opt_ulong(c, optarg, MAX_REPS, &opt.reps);
-			break;
-		case 'i':
-			parse_opt_ulong(c, optarg, GUP_FAST_MAX_ITERATIONS,
-					&opt.iters);
-			break;
-		case 't':
-			parse_ratio(optarg);
-			break;
-		case 'B':
+	while ((c = getopt(argc, argv, "p:r:i:t:Bh")) != -1) {
+		if (c == 'p') {
+			opt.pages = parse_ulong(optarg, GUP_FAST_MAX_PAGES);
+		} else if (c == 'r') {
+			opt.reps = parse_ulong(optarg, MAX_REPS);
+		} else if (c == 'i') {
+			opt.iters = parse_ulong(optarg, GUP_FAST_MAX_ITERATIONS);
+		} else if (c == 't') {
+			opt.max_ratio = strtod(optarg, &end);
+			if (*end || !(opt.max_ratio > 0 && opt.max_ratio <= MAX_RATIO))
+				print_help(KSFT_FAIL);
+		} else if (c == 'B') {
 			opt.no_bench = true;
-			break;
-		case 'R':
-			parse_opt_ulong(c, optarg, MAX_RACE_ITERS,
-					&opt.race_iters);
-			break;
-		case 'h':
-			print_usage(stdout);
-			exit(KSFT_PASS);
-		default:
-			print_usage(stderr);
-			exit(KSFT_FAIL);
+		} else {
+			print_help(c == 'h' ? KSFT_PASS : KSFT_FAIL);
 		}
 	}
-
 	for (; optind < argc; optind++) {
 		if (opt.nr_threads == MAX_THREAD_COUNTS)
-			bad_usage("too many thread counts at '%s': at most %d",
-				  argv[optind], MAX_THREAD_COUNTS);
-		if (!parse_ulong(argv[optind], 1, MAX_THREADS, &t))
-			bad_usage("invalid thread count '%s': expected an integer in 1..%d",
-				  argv[optind], MAX_THREADS);
-		opt.threads[opt.nr_threads++] = t;
+			print_help(KSFT_FAIL);
+		opt.threads[opt.nr_threads++] = parse_ulong(argv[optind], MAX_THREADS);
 	}
-
+	ncpus = ncpus < 1 ? 1 : ncpus > MAX_THREADS ? MAX_THREADS : ncpus;
 	if (!opt.nr_threads) {
-		ncpus = online_cpus();
-		if (ncpus > MAX_THREADS)
-			ncpus = MAX_THREADS;
 		for (t = 1; t < ncpus; t *= 2)
 			opt.threads[opt.nr_threads++] = t;
 		opt.threads[opt.nr_threads++] = ncpus;
 	}
-
-	for (i = 0; i < opt.nr_threads; i++) {
-		if (opt.reps * opt.iters > MAX_BENCH_SAMPLES / opt.threads[i]) {
-			fprintf(stderr,
-				"gup_null_mapping: %lu threads x %lu reps x %lu iters exceeds %lu samples\n",
-				opt.threads[i], opt.reps, opt.iters,
-				MAX_BENCH_SAMPLES);
-			print_usage(stderr);
-			exit(KSFT_FAIL);
-		}
-	}
-}
-
-static void try_modprobe(void)
-{
-	int fd, status;
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0)
-		return;
-	if (!pid) {
-		fd = open("/dev/null", O_RDWR);
-		if (fd >= 0) {
-			dup2(fd, STDIN_FILENO);
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		execlp("modprobe", "modprobe", "-q", "test_gup_fast",
-		       (char *)NULL);
-		execl("/sbin/modprobe", "modprobe", "-q", "test_gup_fast",
-		      (char *)NULL);
-		execl("/usr/sbin/modprobe", "modprobe", "-q", "test_gup_fast",
-		      (char *)NULL);
-		_exit(127);
-	}
-	wait_child(pid, &status);
-}
-
-/* Skip the whole test (before the plan) when it cannot run here. */
-static void check_environment(void)
-{
-	struct statfs sfs;
-
-	if (geteuid())
-		ksft_exit_skip(SKIP_NOT_ROOT);
-
-	if (statfs(DEBUGFS_DIR, &sfs) || sfs.f_type != DEBUGFS_MAGIC)
-		ksft_exit_skip(SKIP_NO_DEBUGFS, DEBUGFS_DIR, DEBUGFS_DIR);
-
-	if (access(SHADOW_PATH, F_OK)) {
-		try_modprobe();
-		if (access(SHADOW_PATH, F_OK))
-			ksft_exit_skip(SKIP_NO_MODULE);
-	}
-
-	gup_fd = shadow_open();
-	if (gup_fd < 0 && errno == EPERM)
-		ksft_exit_skip("cannot open %s: %s (kernel lockdown?)\n",
-			       SHADOW_PATH, strerror(errno));
-	if (gup_fd < 0)
-		ksft_exit_fail_msg("cannot open %s: %s\n", SHADOW_PATH,
-				   strerror(errno));
-}
-
-static unsigned int plan_count(void)
-{
-	return ARRAY_SIZE(verdict_backings) * 2 +	/* verdict_* */
-	       1 +					/* pin_longterm_* */
-	       ARRAY_SIZE(abi_cases) +
-	       ARRAY_SIZE(race_cases) +
-	       1 +					/* live_pages_zero */
-	       1;					/* bench */
+	for (c = 0; c < (int)opt.nr_threads; c++)
+		if (opt.reps * opt.iters > MAX_BENCH_SAMPLES / opt.threads[c])
+			print_help(KSFT_FAIL);
 }
 
 int main(int argc, char **argv)
 {
-	unsigned long max_pages;
+	unsigned int major = 0, minor = 0, i;
+	enum backing kind;
 	struct utsname uts;
 
 	parse_args(argc, argv);
 	pagesize = sysconf(_SC_PAGESIZE);
-	check_environment();
-
-	if (!read_ulong_file(MAX_PAGES_PARAM, &max_pages) &&
-	    opt.pages > max_pages) {
-		fprintf(stderr,
-			"gup_null_mapping: -p %lu exceeds the module parameter max_pages (%lu)\n",
-			opt.pages, max_pages);
-		print_usage(stderr);
-		close(gup_fd);
-		exit(KSFT_FAIL);
-	}
-
-	if (uname(&uts))
-		snprintf(uts.release, sizeof(uts.release), "unknown");
-
 	ksft_print_header();
-	ksft_print_msg(MSG_HEADER, uts.release, online_cpus(), pagesize,
-		       opt.pages);
-	ksft_set_plan(plan_count());
+	if (geteuid())
+		ksft_exit_skip("must be run as root\n");
+	gup_fd = open(SHADOW_PATH, O_RDWR | O_CLOEXEC);
+	if (gup_fd < 0)
+		ksft_exit_skip("%s: %s: load test_gup_fast, mount debugfs\n",
+			       SHADOW_PATH, strerror(errno));
+	/* GUP-fast refuses long-term writable pins of such folios since 6.5. */
+	if (uname(&uts) || sscanf(uts.release, "%u.%u", &major, &minor) != 2)
+		ksft_exit_fail_msg("cannot read the kernel version\n");
+	longterm_checked = major > 6 || (major == 6 && minor >= 5);
+	ksft_print_msg("kernel %s, page size %zu, %lu pages per buffer\n",
+		       uts.release, pagesize, opt.pages);
+	ksft_print_msg("FOLL_LONGTERM|FOLL_WRITE pins of shadow pages: %s\n",
+		       longterm_checked ? "slow path expected (kernel 6.5 or later)" :
+		       "GUP-fast expected (kernel before 6.5)");
 
-	run_verdict_cases();
-	run_pin_longterm_write_shadow();
-	run_abi_cases();
-	run_race_cases();
-	run_live_pages_zero();
+	ksft_set_plan(NR_BACKINGS * ARRAY_SIZE(test_cases) + 1);
+	check_gate();
+	for (kind = 0; kind < NR_BACKINGS; kind++)
+		for (i = 0; i < ARRAY_SIZE(test_cases); i++)
+			run_case(kind, &test_cases[i]);
 	run_bench();
-
 	close(gup_fd);
+	if (!ksft_get_pass_cnt() && !ksft_get_fail_cnt()) {
+		ksft_print_cnts();
+		exit(KSFT_SKIP);
+	}
 	ksft_finished();
 }
