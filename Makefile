@@ -9,6 +9,7 @@
 #   make check      everything that proves the test right (README)
 #   make check-quick  the same without the debug kernels
 #   make check-debug  only the debug-kernel runs (KASAN, lockdep, kmemleak, ...)
+#   make check-prefixes  build every prefix of both series (real builds)
 #   make patches    regenerate patches/ (upstream, stable-6.12) from the repository
 #   make patches-to-send  the same with your git identity, into out/patches
 #   make survey     the verdict on the newest Debian kernel of every series
@@ -22,10 +23,10 @@ RUN_ARGS ?=
 A ?= source:debian-6.12:nofix
 B ?= source:debian-6.12:all
 
-.PHONY: run compare check check-quick check-debug patches patches-to-send survey kernels unit help
+.PHONY: run compare check check-quick check-debug check-prefixes patches patches-to-send survey kernels unit help
 
 help:
-	@sed -n '2,16p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,17p' Makefile | sed 's/^# \{0,1\}//'
 
 # make itself exits 2 whenever a recipe fails: the runner's own exit code
 # (README: Exit status) is printed, and pipelines call runner/gupnm-run.
@@ -45,6 +46,9 @@ check-quick:
 
 check-debug:
 	$(PYTHON) runner/gupnm-check --debug $(CHECK_ARGS)
+
+check-prefixes:
+	$(PYTHON) runner/gupnm-check --prefixes $(CHECK_ARGS)
 
 patches:
 	patchgen/gen-series.sh upstream

@@ -216,6 +216,30 @@ def check_series(t: Tally, series: str, base: Path) -> None:
                 lambda: (not fixes, ", ".join(p.name for p in fixes)))
 
 
+def check_prefixes(t: Tally) -> None:
+    """Every prefix of each series builds: the kernel with the module where
+    the prefix has the driver, and the selftest with the tree's own
+    Makefile where it has the test (make check-prefixes; real builds)."""
+    for tree, name in source.DEBIAN_TREES.items():
+        n = len(patch_files(name))
+        for k in range(1, n + 1):
+            sel = "all" if k == n else f"first-{k}"
+
+            def build(tree=tree, sel=sel):
+                sk = source.prepare(tree, sel)
+                have = ["vmlinux"] + (["test_gup_fast.ko"] if sk.module else [])
+                test = sk.tree / "tools/testing/selftests/mm/gup_null_mapping.c"
+                if test.exists():
+                    with tempfile.TemporaryDirectory() as out:
+                        rc, log = _sh(["make", "-C", sk.tree / "tools/testing/selftests/mm",
+                                       f"OUTPUT={out}", f"{out}/gup_null_mapping"])
+                        if rc:
+                            return False, log
+                    have.append("gup_null_mapping")
+                return True, f"{', '.join(sk.patches)}: built {', '.join(have)}"
+            t.guard(f"prefix {name} 1..{k} builds (source:{tree}:{sel})", build)
+
+
 UPSTREAM_FIX = "c494788faffe"
 UPSTREAM_LINE = f"commit {UPSTREAM_FIX} upstream."
 FIXES_TAG = ('Fixes: f002882ca369 ("mm: merge folio_is_secretmem() and '
@@ -262,6 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vm-only", action="store_true", help="only the VM matrix")
     ap.add_argument("--debug", action="store_true",
                     help="only the debug-kernel matrix (make check-debug)")
+    ap.add_argument("--prefixes", action="store_true",
+                    help="only build every prefix of each series "
+                    "(make check-prefixes)")
     ap.add_argument("--no-debug", action="store_true",
                     help="leave out the debug-kernel matrix (make check-quick)")
     ap.add_argument("--no-fresh", action="store_true",
@@ -279,7 +306,9 @@ def main(argv: list[str] | None = None) -> int:
         t.record("setup: tools and linux-source-6.12/7.3", False, str(err))
         print(f"{t.passed} passed, {t.failed} failed")
         return 1
-    if args.debug:
+    if args.prefixes:
+        check_prefixes(t)
+    elif args.debug:
         matrix.run_debug(t)
     else:
         if not args.vm_only:

@@ -131,7 +131,18 @@ def is_fix(patch: Path) -> bool:
     return "\ndiff --git a/mm/gup.c b/mm/gup.c\n" in patch.read_text(errors="replace")
 
 
+def prefix_of(selection: str) -> int | None:
+    """N for "first-N" (the series' first N patches: make check-prefixes)."""
+    m = re.fullmatch(r"first-([1-9]\d?)", selection)
+    return int(m.group(1)) if m else None
+
+
 def series(selection: str, patch_dir: Path) -> list[Path]:
+    if prefix_of(selection):
+        whole = series("all", patch_dir)
+        if prefix_of(selection) > len(whole):
+            raise UsageError(f"'{selection}': the series has {len(whole)} patches")
+        return whole[:prefix_of(selection)]
     if selection not in SELECTIONS:
         raise UsageError(f"unknown patch selection '{selection}': use "
                          + ", ".join(SELECTIONS))
@@ -268,7 +279,19 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
         _git(tree, "checkout", "-q", "-f", "--detach", commit)
 
     with_module = selection != "none"
-    frags = kconfig.fragments(variant, tree, with_module)
+    selftest_config = tree / "tools/testing/selftests/mm/config"
+    wired = selftest_config.exists() and \
+        "CONFIG_TEST_GUP_FAST=" in selftest_config.read_text()
+    if prefix_of(selection) and not wired:
+        # A prefix of the series: the driver may be there without the
+        # selftest patch that names its config option, or not at all.
+        with_module = kconfig.defined_in(tree / "lib", "CONFIG_TEST_GUP_FAST")
+        frags = kconfig.fragments(variant, tree, False)
+        if with_module:
+            frags.append(("prefix: the driver without its selftest",
+                          "CONFIG_TEST_GUP_FAST=m\n"))
+    else:
+        frags = kconfig.fragments(variant, tree, with_module)
     digest = kconfig.digest(frags)
     stamp = build / ".gupnm-config"
     env = make_env(kroot)
