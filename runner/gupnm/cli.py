@@ -20,7 +20,9 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
+import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -43,6 +45,10 @@ def _vm_args(p: argparse.ArgumentParser) -> None:
                    help="global VM timeout in seconds (default 300)")
     p.add_argument("--retries", type=_count, default=2,
                    help="reboots allowed when the guest dies before the test")
+    p.add_argument("--stress", default=None, metavar="ARGS",
+                   help="also run the project's stress program "
+                   "(hardening/gupnm_stress) after the test, with ARGS "
+                   "('' for its defaults)")
     p.add_argument("--test-args", default="",
                    help="arguments of gup_null_mapping, one word even when it "
                    "starts with '-': --test-args -B, --test-args '-p 512 -r 5 1 2' "
@@ -79,7 +85,8 @@ def _options(args) -> vmrun.VmOptions:
                            memory_mb=args.memory, append=args.append,
                            timeout=args.timeout, test_args=args.test_args,
                            retries=args.retries,
-                           kmemleak=args.config == "debug")
+                           kmemleak=args.config == "debug",
+                           stress=getattr(args, "stress", None))
 
 
 def _results_dir(args, spec: str) -> Path:
@@ -162,11 +169,26 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
     check_input(spec, args)
     ensure_tools(source_build=spec.startswith("source:"))
     t0 = time.monotonic()
+    if not spec.startswith("source:"):
+        _prefetch_kselftest()
     prep = kernels.prepare(spec, variant=args.config)
     prepare_s = time.monotonic() - t0
     return vmrun.run(prep, _options(args), outdir,
                      durations={"prepare": prepare_s},
                      meta=meta or run_meta(datetime.now(timezone.utc)), live=live)
+
+
+def _prefetch_kselftest() -> None:
+    """Take the kselftest headers out of linux-source while the module
+    builds (the first run of a fresh machine): prepare() asks for them
+    after the module, and waits on the same lock instead of doing it again.
+    Errors are left for prepare() to raise."""
+    def fetch() -> None:
+        try:
+            kernels._kselftest_tree()
+        except Exception:       # noqa: BLE001 -- prepare() reports it
+            pass
+    threading.Thread(target=fetch, daemon=True, name="kselftest-prefetch").start()
 
 
 def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None,
@@ -231,11 +253,13 @@ def cmd_run(args) -> int:
     t0 = time.monotonic()
     try:
         out = run_one(spec, args, outdir, meta=meta, live=live)
-    except (RunnerError, KeyboardInterrupt) as err:
+    except (Exception, KeyboardInterrupt) as err:
         if isinstance(err, KeyboardInterrupt):
             code = getattr(err, "exit_code", results.EXIT_SIGINT)
             problem = "interrupted before the guest ran the test"
             print("gupnm: interrupted", file=sys.stderr)
+        elif not isinstance(err, RunnerError):
+            code, problem = results.EXIT_INFRA, _internal(err)
         else:
             code = results.EXIT_USAGE if isinstance(err, UsageError) else results.EXIT_INFRA
             problem = str(err)
@@ -419,6 +443,16 @@ def _join_test_args(argv: list[str]) -> list[str]:
     return out
 
 
+def _internal(err: Exception) -> str:
+    """A bug in the runner: the traceback, and exit 3 (not Python's 1,
+    which would read as "the test failed")."""
+    traceback.print_exc()
+    msg = (f"internal error ({type(err).__name__}: {err}); this is a bug in "
+           "the runner, not a test result: please report it with the traceback")
+    print(f"gupnm: {msg}", file=sys.stderr)
+    return msg
+
+
 def _on_signal(signum, frame):
     raise Interrupted(signum)
 
@@ -469,6 +503,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as err:
         print("gupnm: interrupted", file=sys.stderr)
         return getattr(err, "exit_code", results.EXIT_SIGINT)
+    except Exception as err:            # noqa: BLE001 -- never exit 1 (= FAIL)
+        _internal(err)
+        return results.EXIT_INFRA
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)

@@ -147,10 +147,14 @@ def ensure_tools(*, source_build: bool = False, extra: dict | None = None) -> No
     missing = _missing_packages(tools, packages)
     if not missing:
         return
-    cmd = ["apt-get", "install", "-y", "--no-install-recommends", *missing]
+    # No fsync per unpacked file (as debootstrap and mmdebstrap do): the
+    # install is most of a fresh machine's first run.
+    cmd = ["apt-get", "install", "-y", "--no-install-recommends",
+           "-o", "Dpkg::Options::=--force-unsafe-io", *missing]
     if os.geteuid() != 0:
         raise RunnerError("missing tools; as root run:\n  apt-get update && "
-                          + " ".join(cmd))
+                          "apt-get install -y --no-install-recommends "
+                          + " ".join(missing))
     env = {"DEBIAN_FRONTEND": "noninteractive"}
     fetch = [*cmd[:3], "--download-only", *cmd[3:]]
     t0 = time.monotonic()

@@ -169,6 +169,7 @@ def _kselftest_tree() -> Path:
     deb = _linux_source_deb(KSELFTEST_SERIES)
     st = deb.stat()
     store = cache_dir() / "kselftest"
+    store.mkdir(parents=True, exist_ok=True)
     index = store / f"{deb.name}.{st.st_size}.{st.st_mtime_ns}.key"
     if index.exists():
         tree = store / index.read_text().strip()

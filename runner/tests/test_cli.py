@@ -299,6 +299,16 @@ class RunCommandTest(unittest.TestCase):
         self.assertEqual((s['exit_code'], s['outcome'], s['problems']),
                          (3, 'error', ['kernel build failed']))
 
+    def test_internal_error_is_3_never_1(self):
+        rc, _, err, s = self.run_failing(FileNotFoundError(2, 'No such file'))
+        self.assertEqual((rc, s['exit_code'], s['outcome']), (3, 3, 'error'))
+        self.assertIn('Traceback', err)
+        self.assertIn('internal error (FileNotFoundError', err)
+        with mock.patch.object(cli, 'cmd_parse', side_effect=ValueError('boom')):
+            rc, _, err = call(['parse', '/dev/null'])
+        self.assertEqual(rc, 3)
+        self.assertIn('bug in the runner', err)
+
     def test_usage_error_is_exit_2(self):
         rc, _, err, s = self.run_failing(UsageError('bad kernel spec'))
         self.assertEqual(rc, vmrun.EXIT_USAGE)
