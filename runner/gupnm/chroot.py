@@ -22,7 +22,9 @@ from pathlib import Path
 
 from .host import REPO, RunnerError, cache_dir, ensure_tools, locked, progress, run
 
-BUILD_PACKAGES = ["make", "libc6-dev", "libelf-dev", "dwarves", "bc", "kmod"]
+# perl: kernel-doc (W=1) on 6.12; python3: its successor on newer trees.
+BUILD_PACKAGES = ["make", "libc6-dev", "libelf-dev", "dwarves", "bc", "kmod",
+                  "perl", "python3"]
 MIRROR = os.environ.get("GUPNM_DEBIAN_MIRROR", "http://deb.debian.org") + "/debian"
 
 
