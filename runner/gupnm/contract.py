@@ -371,11 +371,13 @@ def check_fresh_machine(t) -> None:
         t.record("fresh machine: make run on a fresh Debian 12 (git, make, python3 only) "
                  "reaches the verdict (exit 1, bug present)", ok,
                  f"make exit {rc}; see {log}\n" + text[-4000:])
+        if ok:
+            shutil.rmtree(work, ignore_errors=True)
     finally:
         if _mounted_under(root):
             t.record("fresh machine: no mount left behind", False,
                      "\n".join(_mounted_under(root)))
-        # Keep the log of a failure, drop the root.
+        # Keep the log of a failure (in the cache's fresh-* folder), drop the root.
         shutil.rmtree(root, ignore_errors=True)
 
 
