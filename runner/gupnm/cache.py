@@ -4,8 +4,10 @@ The cache (GUPNM_CACHE, default ~/.cache/gupnm) is grouped by what a user
 would clean:
 
   kernels   unpacked Debian kernels, source-kernel trees and builds, modules,
-            extracted vmlinux files, test binaries, kselftest headers, series
-  sources   downloaded packages (debs/) and linux-source git bases (src/)
+            extracted vmlinux files, test and stress binaries, kselftest
+            headers, series
+  sources   downloaded packages (debs/), linux-source git bases (src/), the
+            runner's own apt lists (apt/)
   ccache    the compiler cache of kernel builds
   chroots   per-suite build roots
   results   this clone's results/ folders (not in the cache)
@@ -26,8 +28,8 @@ from .host import REPO, UsageError, cache_dir
 
 GROUPS = {
     "kernels": ("debian", "kernels", "modules", "vmlinux", "selftest",
-                "kselftest", "series", "tmp"),
-    "sources": ("debs", "src"),
+                "kselftest", "stress", "series", "tmp"),
+    "sources": ("debs", "src", "apt"),
     "ccache": ("ccache",),
     "chroots": ("chroots",),
 }
