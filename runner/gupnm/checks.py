@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import chroot, contract, debian, matrix, source
+from . import chroot, contract, debian, matrix, numa, source
 from .host import REPO, RunnerError, cache_dir, ensure_tools, progress
 
 
@@ -67,7 +67,9 @@ def check_unit(t: Tally) -> None:
 
 def check_module_builds(t: Tally) -> None:
     sparse = shutil.which("sparse") is not None
-    for series in ("6.12", "6.1"):
+    # The kernels built with the host's own compiler (bookworm's gcc-12):
+    # the newest of bookworm-security (6.12.y+deb12) and 6.1.
+    for series in ("bookworm-security", "6.1"):
         def build(series=series, sparse=sparse):
             k = debian.fetch(series)
             out = Path(tempfile.mkdtemp(prefix=f"gupnm-mod-{series}-"))
@@ -78,10 +80,10 @@ def check_module_builds(t: Tally) -> None:
                         if re.search(r"warning:|error:", l)]
             return rc == 0 and not warnings, "\n".join(warnings) or log
         what = "W=1" + (" C=1 (sparse)" if sparse else "")
-        t.guard(f"host: module builds against Debian {series} headers, {what}, "
-                "no warnings", build)
+        t.guard(f"host: module builds against Debian {series} headers "
+                f"(host gcc), {what}, no warnings", build)
 
-    def build_in_root(spec="7.3"):
+    def build_in_root(spec):
         # Debian's 7.x kernels name gcc-14 (trixie) or newer: the build runs
         # in a root of the kernel's suite, as the runner does for them.
         k = debian.fetch(spec)
@@ -95,8 +97,10 @@ def check_module_builds(t: Tally) -> None:
             text = log.read_text()
         warnings = [l for l in text.splitlines() if re.search(r"warning:|error:", l)]
         return not warnings, "\n".join(warnings) or f"built with {cc}"
-    t.guard("host: module builds against Debian 7.3 headers with the kernel's "
-            "own compiler (suite root), W=1, no warnings", build_in_root)
+    for spec in ("6.12", "7.3"):
+        t.guard(f"host: module builds against Debian {spec} headers with the "
+                "kernel's own compiler (suite root), W=1, no warnings",
+                lambda spec=spec: build_in_root(spec))
 
 
 def check_selftest_build(t: Tally, base: Path) -> None:
@@ -108,6 +112,32 @@ def check_selftest_build(t: Tally, base: Path) -> None:
                         REPO / "tools/testing/selftests/mm/gup_null_mapping.c",
                         "-lpthread", "-lm"])[0] == 0, ""
     t.guard("host: gup_null_mapping compiles with -Wall -Wextra -Werror", build)
+
+
+# make check runs the NUMA pressure check short; make check-numa runs 200.
+NUMA_SHORT_RUNS = 20
+CROSS_CC = "aarch64-linux-gnu-gcc"
+
+
+def check_cross_builds(t: Tally, base: Path) -> None:
+    """The test and the stress program for arm64 (Debian's cross compiler,
+    crossbuild-essential-arm64), -Wall -Wextra -Werror: nothing x86-only."""
+    sources = [("gup_null_mapping", "tools/testing/selftests/mm/gup_null_mapping.c",
+                base / "tools/testing/selftests/mm"),
+               ("gupnm_stress", "hardening/gupnm_stress.c",
+                base / "tools/testing/selftests")]
+    for name, src, inc in sources:
+        def build(src=src, inc=inc):
+            if not shutil.which(CROSS_CC):
+                return False, (f"{CROSS_CC} not found: apt-get install "
+                               "crossbuild-essential-arm64")
+            with tempfile.TemporaryDirectory() as tmp:
+                rc, out = _sh([CROSS_CC, "-static", "-O2", "-Wall", "-Wextra",
+                               "-Werror", "-I", REPO, "-I", inc,
+                               "-o", Path(tmp) / "t", REPO / src, "-lpthread"])
+                return rc == 0, out
+        t.guard(f"host: {name} cross-compiles for arm64 ({CROSS_CC}) with "
+                "-Wall -Wextra -Werror", build)
 
 
 def shell_scripts() -> list[Path]:
@@ -260,8 +290,13 @@ def run_checkpatch(tree: Path, checkpatch: Path, patch: Path) -> tuple[bool, str
     FILE_PATH_CHANGES ("does MAINTAINERS need updating?"): answered by
     get_maintainer.pl, run in @tree (the series applied), which must find a
     maintained section for every new file of the patch.
+    GIT_COMMIT_ID, only on a stable backport's "commit <sha> upstream."
+    line (stable-kernel-rules.rst; checkpatch wants a ("subject") after any
+    commit id): that line is checked verbatim instead (check_series).
     """
     ignore = ["UNKNOWN_COMMIT_ID"]
+    if re.search(r"^commit [0-9a-f]{12,40} upstream\.$", patch.read_text(), re.M):
+        ignore.append("GIT_COMMIT_ID")
     detail = []
     for f in added_files(patch):
         rc, out = _sh(["perl", tree / "scripts/get_maintainer.pl", "--no-git",
@@ -291,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
                     "(make check-prefixes)")
     ap.add_argument("--no-debug", action="store_true",
                     help="leave out the debug-kernel matrix (make check-quick)")
+    ap.add_argument("--numa", type=int, metavar="RUNS", default=None,
+                    help="only the NUMA pressure check, RUNS runs per kernel "
+                    "(make check-numa: 200)")
     ap.add_argument("--no-fresh", action="store_true",
                     help="leave out the fresh-machine check (contract.py)")
     args = ap.parse_args(argv)
@@ -306,7 +344,9 @@ def main(argv: list[str] | None = None) -> int:
         t.record("setup: tools and linux-source-6.12/7.3", False, str(err))
         print(f"{t.passed} passed, {t.failed} failed")
         return 1
-    if args.prefixes:
+    if args.numa is not None:
+        numa.check(t, args.numa)
+    elif args.prefixes:
         check_prefixes(t)
     elif args.debug:
         matrix.run_debug(t)
@@ -316,12 +356,16 @@ def main(argv: list[str] | None = None) -> int:
             check_unit(t)
             check_shellcheck(t)
             check_selftest_build(t, bases["stable-6.12"])
+            check_cross_builds(t, bases["stable-6.12"])
             check_module_builds(t)
             for name, base in bases.items():
                 check_series(t, name, base)
         if not args.host_only:
             progress("VM matrix")
             matrix.run_matrix(t)
+            progress(f"NUMA pressure, {NUMA_SHORT_RUNS} runs per kernel "
+                     "(make check-numa: 200)")
+            numa.check(t, NUMA_SHORT_RUNS)
             if not args.no_debug:
                 progress("VM matrix, debug kernels")
                 matrix.run_debug(t)
