@@ -19,11 +19,10 @@
  *                   path touches what it pins (FOLL_TOUCH dirties a clean
  *                   page on a write), GUP-fast does not, so a pin that
  *                   dirties clean shadow pages went through the slow path.
- * The anon control gates the rest: where GUP-fast takes no anon page (no
- * CONFIG_HAVE_GUP_FAST), every verdict is skipped. A page briefly unavailable
- * to GUP-fast (NUMA hinting, migration, reclaim) is touched and asked again,
- * up to MAX_TRIES times. "bench" then times pin_user_pages_fast(FOLL_WRITE)
- * on shadow against anon buffers; it only informs unless -t is given.
+ * The anon control gates the rest (no anon page via GUP-fast: all skipped).
+ * Pages briefly unavailable to GUP-fast (NUMA hinting, migration, reclaim) are
+ * touched and asked again, up to MAX_TRIES times. "bench" times
+ * pin_user_pages_fast(FOLL_WRITE), shadow against anon (-t: a bound).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -151,34 +150,36 @@ fail:
 }
 
 /*
- * GUP-fast's verdict on every page of @b, asked again after touching the
- * refused pages while fewer than @want are taken, at most MAX_TRIES times
- * (*@tries). Returns the number of pages taken, or -errno.
+ * How many pages of @b GUP-fast takes: a refused page is touched and asked
+ * about again while fewer than @want pages were ever taken, up to MAX_TRIES
+ * asks in all (*@tries). Returns the number of pages taken, or -errno.
  */
 static long verdict(struct buf *b, __u32 flags, unsigned long want,
 		    unsigned int *tries)
 {
 	unsigned long nr = b->len / pagesize, i;
-	unsigned char *v = calloc(nr, 1);
+	unsigned char *v = malloc(nr), *ever = calloc(nr, 1);
 	struct gup_fast_verdict arg = {
 		.addr = (unsigned long)b->addr, .nr_pages = nr,
 		.flags = flags, .verdicts = (unsigned long)v,
 	};
 	long ret = -ENOMEM;
 
-	for (*tries = 1; v; ++*tries) {
+	for (*tries = 1; v && ever; ++*tries) {
 		if (ioctl(gup_fd, GUP_FAST_IOCTL_VERDICT, &arg)) {
 			ret = -errno;
 			break;
 		}
-		ret = arg.nr_fast;
-		if (arg.nr_fast >= want || *tries == MAX_TRIES)
+		for (i = 0, ret = 0; i < nr; i++)
+			ret += ever[i] |= v[i];
+		if (ret >= (long)want || *tries == MAX_TRIES)
 			break;
 		for (i = 0; i < nr; i++)
-			if (!v[i])
+			if (!ever[i])
 				touch(b, i);
 		usleep(1000);
 	}
+	free(ever);
 	free(v);
 	return ret;
 }
