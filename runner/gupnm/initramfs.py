@@ -16,6 +16,8 @@ from .host import REPO, RunnerError, run
 
 GUEST_INIT = REPO / "runner" / "guest" / "init"
 TESTDIR = "/opt/selftests/mm"
+# The programs run in the guest whose leftover pages page_owner counts.
+PROGRAMS = ("gup_null_mapping", "gupnm_stress")
 
 
 @dataclass
@@ -86,8 +88,9 @@ def build(payload: Payload, workdir: Path) -> Path:
         dst.chmod(0o755)
 
     env = {"GUPNM_TESTDIR": TESTDIR, "GUPNM_CMD": payload.command,
-           # The kernel keeps 15 characters of a command name.
-           "GUPNM_COMM": "gup_null_mapping"[:15],
+           # The kernel keeps 15 characters of a command name; page_owner
+           # counts the pages of the test's and the stress program's.
+           "GUPNM_COMM": " ".join(c[:15] for c in PROGRAMS),
            "GUPNM_KMEMLEAK": "1" if payload.kmemleak else ""}
     env.update(payload.extra_env)
     (root / "etc" / "gupnm.env").write_text(

@@ -153,6 +153,38 @@ def build_selftest(src: Path, include_root: Path, kselftest_tree: Path) -> Path:
     return out
 
 
+STRESS = "hardening/gupnm_stress.c"
+
+
+def build_stress() -> Path:
+    """Static gupnm_stress (hardening/, not part of any series), built like
+    the test from this checkout's ABI header and linux-source-6.12's
+    kselftest.h; cached by content."""
+    src, uapi = REPO / STRESS, REPO / "lib/test_gup_fast_uapi.h"
+    selftests = _kselftest_tree() / "tools/testing/selftests"
+    h = hashlib.sha256()
+    for p in (src, uapi, selftests / "kselftest.h"):
+        h.update(p.read_bytes())
+    key = h.hexdigest()[:20]
+    out = cache_dir() / "stress" / key / "gupnm_stress"
+    if out.exists():
+        return out
+    with locked(cache_dir() / "locks" / f"stress-{key}.lock"):
+        if out.exists():
+            return out
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=out.parent)) / out.name
+        progress("building gupnm_stress (static)")
+        try:
+            run(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror",
+                 "-I", REPO, "-I", selftests, "-o", tmp, src, "-lpthread"],
+                what="stress program build")
+            os.replace(tmp, out)
+        finally:
+            shutil.rmtree(tmp.parent, ignore_errors=True)
+    return out
+
+
 # What the test needs from a kernel tree besides its own source.
 KSELFTEST_MEMBERS = "*/tools/testing/selftests/kselftest*.h"
 KSELFTEST_SERIES = "6.12"

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 from . import stats
 from .tap import STATUSES as _STATUSES
-from .tap import TapResult, bug_present, counts, failed_results, summarize
+from .tap import TapResult, bug_present, counts, diagnosis, failed_results, summarize
 
 SCHEMA = 2
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -148,12 +148,16 @@ def build_summary(*, kernel_release: str, kernel_source: Mapping[str, Any], acce
         'verdict': summarize(tap),
         'outcome': _outcome(tap, splat_list, exit_status),
         'bug_present': bug_present(tap),
+        # regression / wrongfix / secretmem / other / pass / skip (tap.diagnosis)
+        'diagnosis': diagnosis(tap),
         'counts': count,
         'skip_reason': tap.skip_reason,
         'cases': [{'number': r.number, 'name': r.name, 'status': r.status,
                    'reason': r.directive_reason} for r in tap.results],
         'verdicts': [{'backing': v.backing, 'access': v.access, 'fast': v.fast,
-                      'total': v.total, 'expected': v.expected} for v in tap.verdicts.values()],
+                      'total': v.total, 'expected': v.expected,
+                      **({'tries': v.tries} if v.tries else {})}
+                     for v in tap.verdicts.values()],
         'bench_title': tap.bench_title,
         'bench': bench,
         'bench_ratio': bench_ratios(bench),
@@ -179,7 +183,8 @@ def stub_summary(*, spec: str, exit_code: int, outcome: str, problems: list[str]
         'vm': {'accel': None, 'vcpus': vcpus, 'memory_mb': memory_mb, 'cmdline': None},
         'exit_status': None, 'exit_code': exit_code, 'outcome': outcome,
         'verdict': 'not run',
-        'bug_present': None, 'counts': {s: 0 for s in (*_STATUSES, 'total')},
+        'bug_present': None, 'diagnosis': None,
+        'counts': {s: 0 for s in (*_STATUSES, 'total')},
         'skip_reason': None, 'cases': [], 'verdicts': [], 'bench_title': None,
         'bench': [], 'bench_ratio': [], 'splats': [], 'tap_errors': [],
         'durations': {k: round(float(v), 3) for k, v in (durations or {}).items()},

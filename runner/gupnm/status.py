@@ -19,26 +19,49 @@ class GuestStatus:
     tap: str = ""
     dmesg: str = ""
     complete_tap: bool = False
+    # The stress program (hardening/), when the guest ran it.
+    stress: str | None = None
+    stress_exit: int | None = None
+    # GUPNM_REPEAT runs: (index, exit status or None if cut short, output).
+    runs: list[tuple[int, int | None, str]] = field(default_factory=list)
 
 
 def parse_status(text: str) -> GuestStatus:
     st = GuestStatus()
     section = None
+    run_no = 0
     buf: list[str] = []
     for raw in text.splitlines():
         line = raw.rstrip("\r")
+        if section == "RUN":
+            if m := re.fullmatch(r"GUPNM-RUN-END: (\d+) (-?\d+)", line):
+                st.runs.append((int(m.group(1)), int(m.group(2)),
+                                "\n".join(buf) + "\n"))
+                section, buf = None, []
+            else:
+                buf.append(line)
+            continue
         if section:
             if line == f"GUPNM-{section}-END":
                 if section == "TAP":
                     st.tap, st.complete_tap = "\n".join(buf) + "\n", True
+                elif section == "STRESS":
+                    st.stress = "\n".join(buf) + "\n"
                 else:
                     st.dmesg = "\n".join(buf) + "\n"
                 section, buf = None, []
             else:
                 buf.append(line)
             continue
-        if line in ("GUPNM-TAP-BEGIN", "GUPNM-DMESG-BEGIN"):
+        if line in ("GUPNM-TAP-BEGIN", "GUPNM-DMESG-BEGIN",
+                    "GUPNM-STRESS-BEGIN"):
             section = line.split("-")[1]
+            continue
+        if m := re.fullmatch(r"GUPNM-RUN-BEGIN: (\d+)", line):
+            section, run_no = "RUN", int(m.group(1))
+            continue
+        if m := re.fullmatch(r"GUPNM-STRESS-EXIT: (-?\d+)", line):
+            st.stress_exit = int(m.group(1))
             continue
         if line == "GUPNM-STATUS: booted":
             st.booted = True
@@ -55,4 +78,6 @@ def parse_status(text: str) -> GuestStatus:
             st.times[m.group(1)] = float(m.group(2))
     if section == "TAP":            # cut short: keep what arrived
         st.tap = "\n".join(buf) + "\n"
+    elif section == "RUN":
+        st.runs.append((run_no, None, "\n".join(buf) + "\n"))
     return st

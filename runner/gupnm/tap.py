@@ -43,8 +43,9 @@ _DIRECTIVE_RE = re.compile(
 
 _NUM = r'[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?'
 _VERDICT_RE = re.compile(
-    r'^verdict (?P<backing>\S+) (?P<access>read|write): (?P<fast>\d+)/(?P<total>\d+)'
-    r' pages via GUP-fast \(expected (?P<expected>\d+)\)$')
+    r'^verdict (?P<backing>\S+) (?P<access>read|write|longterm_write|pin_write): (?P<fast>\d+)/(?P<total>\d+)'
+    r' pages via GUP-fast \(expected (?P<expected>\d+)'
+    r'(?:, (?P<tries>\d+) tr(?:y|ies))?\)$')
 _BENCH_ROW_RE = re.compile(
     rf'^bench\s+(?P<threads>\d+)\s+(?P<backing>[A-Za-z][\w-]*)\s+'
     rf'(?P<min>{_NUM})\s+(?P<median>{_NUM})\s+(?P<max>{_NUM})$')
@@ -75,12 +76,18 @@ class Result:
 
 @dataclass(frozen=True)
 class Verdict:
-    """``# verdict <backing> <access>: <fast>/<total> pages via GUP-fast (expected N)``."""
+    """``# verdict <backing> <access>: <fast>/<total> pages via GUP-fast (expected N, T tries)``.
+
+    access: read, write (get_user_pages_fast_only), longterm_write and
+    pin_write (pins of clean shadow pages: the pages left clean went
+    through GUP-fast).
+    """
     backing: str
     access: str
     fast: int
     total: int
     expected: int
+    tries: Optional[int] = None   # asks until the answer was final; None: not said
 
 
 @dataclass(frozen=True)
@@ -170,7 +177,8 @@ def _handle_diagnostic(tap: TapResult, text: str) -> None:
     m = _VERDICT_RE.match(text)
     if m:
         v = Verdict(m.group('backing'), m.group('access'), int(m.group('fast')),
-                    int(m.group('total')), int(m.group('expected')))
+                    int(m.group('total')), int(m.group('expected')),
+                    int(m.group('tries')) if m.group('tries') else None)
         key = (v.backing, v.access)
         if key in tap.verdicts:
             tap.errors.append(f'duplicate verdict for {v.backing} {v.access}')
@@ -312,7 +320,8 @@ def failed_results(tap: TapResult) -> list[Result]:
 
 
 def shadow_verdict(tap: TapResult) -> Optional[Verdict]:
-    """The shadow verdict to report: a failing one first, read before write."""
+    """The shadow read/write verdict to report: a failing one first, read
+    before write."""
     found = [tap.verdicts[(SHADOW, a)] for a in ('read', 'write') if (SHADOW, a) in tap.verdicts]
     for v in found:
         if v.fast < v.total:
@@ -326,23 +335,66 @@ def bug_present(tap: TapResult) -> Optional[bool]:
     return None if v is None else v.fast < v.total
 
 
+REGRESSION = 'GUP-fast rejects NULL-mapping order-0 folios'
+WRONGFIX = 'FOLL_LONGTERM|FOLL_WRITE pin of NULL-mapping folios went through GUP-fast'
+SECRETMEM = 'secretmem exposure'
+
+
+def diagnosis(tap: TapResult) -> Optional[str]:
+    """What a run found: 'regression' (shadow pages refused), 'wrongfix'
+    (a long-term writable pin went through GUP-fast where it must not),
+    'secretmem' (GUP-fast reached memfd_secret pages), 'other' (any other
+    failure), 'pass', 'skip'; None when there is nothing to judge."""
+    if tap.skipped:
+        return 'skip'
+    failed = {r.name for r in failed_results(tap)}
+    if bug_present(tap):
+        return 'regression'
+    lt = tap.verdicts.get((SHADOW, 'longterm_write'))
+    if lt is not None and lt.fast > lt.expected:
+        return 'wrongfix'
+    sm = [v for (b, _), v in tap.verdicts.items() if b == 'secretmem' and v.fast]
+    if sm or any(n.startswith('verdict_secretmem') for n in failed):
+        return 'secretmem'
+    if failed or tap.errors:
+        return 'other'
+    if not tap.results:
+        return None
+    c = counts(tap)
+    return 'skip' if c['pass'] == 0 and c['skip'] else 'pass'
+
+
 def _display(r: Result) -> str:
     return r.name or f'#{r.number}'
 
 
 def summarize(tap: TapResult) -> str:
-    """One short verdict line for humans (see the tests for the exact forms)."""
+    """One short verdict line for humans (see the tests for the exact forms):
+    it names the regression, a wrong fix and a secretmem exposure, and says
+    "other failure" for anything else."""
     if tap.skipped:
         return f'SKIP: {tap.skip_reason or "(no reason given)"}'
     v = shadow_verdict(tap)
     failed = failed_results(tap)
-    if v is not None and v.fast < v.total:
-        line = (f'{v.backing} {v.fast}/{v.total} fast \u2192 FAIL: GUP-fast rejects '
-                f'NULL-mapping order-0 folios (bug present)')
+    what = diagnosis(tap)
+    if what == 'regression':
+        line = (f'{v.backing} {v.fast}/{v.total} fast \u2192 FAIL: {REGRESSION} '
+                f'(bug present)')
         others = [_display(r) for r in failed if not r.name.startswith('verdict_shadow')]
         return line + (f'; also failed: {", ".join(others)}' if others else '')
+    if what == 'wrongfix':
+        lt = tap.verdicts[(SHADOW, 'longterm_write')]
+        return (f'{SHADOW} longterm_write {lt.fast}/{lt.total} fast (expected {lt.expected}) '
+                f'\u2192 FAIL: wrong fix: {WRONGFIX}')
+    if what == 'secretmem':
+        return 'FAIL: ' + SECRETMEM + ': ' + ', '.join(
+            f'{b} {a} {x.fast}/{x.total} fast' for (b, a), x in tap.verdicts.items()
+            if b == 'secretmem') + ''.join(
+            f'; failed: {_display(r)}' for r in failed if r.name.startswith('verdict_secretmem'))
     if failed:
-        return 'FAIL: ' + ', '.join(_display(r) for r in failed)
+        # With verdicts to go by, say that this is not the regression.
+        label = 'FAIL (other failure, not the regression): ' if tap.verdicts else 'FAIL: '
+        return label + ', '.join(_display(r) for r in failed)
     if tap.errors:
         more = f' (+{len(tap.errors) - 1} more)' if len(tap.errors) > 1 else ''
         return f'ERROR: {tap.errors[0]}{more}'

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import console, initramfs, junit, ktap, qemu, results, tap
+from . import console, initramfs, junit, kernels, ktap, qemu, results, tap
 from .host import RunnerError, progress
 from .kernels import Prepared
 from .status import parse_status
@@ -37,6 +37,9 @@ class VmOptions:
     test_args: str = ""
     retries: int = 2
     kmemleak: bool = False
+    # Arguments of the stress program (hardening/), run after the test;
+    # None: not run.
+    stress: str | None = None
 
 
 @dataclass
@@ -147,9 +150,13 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     else:
         command = f"./gup_null_mapping {opts.test_args}".strip()
         files = {"gup_null_mapping": prep.test_binary}
+    extra_env = {}
+    if opts.stress is not None:
+        files["gupnm_stress"] = kernels.build_stress()
+        extra_env["GUPNM_STRESS_CMD"] = f"./gupnm_stress {opts.stress}".strip()
     payload = initramfs.Payload(prep.release, prep.module, files, command,
                                 need_bash=bool(vmtests),
-                                kmemleak=opts.kmemleak)
+                                kmemleak=opts.kmemleak, extra_env=extra_env)
     # Per run, not per kernel: two runs of one kernel must not share it.
     cpio = initramfs.build(payload, outdir / "initramfs")
     durations["initramfs"] = time.monotonic() - t0
@@ -279,6 +286,14 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     summary["problems"] = problems
     summary["rmmod"] = st.rmmod
     summary["memfree_kb"] = st.memfree_kb
+    if opts.stress is not None:
+        parsed_stress = tap.parse_tap((st.stress or "").splitlines())
+        summary["stress"] = {
+            "command": extra_env["GUPNM_STRESS_CMD"], "exit": st.stress_exit,
+            "cases": [{"name": r.name, "status": r.status}
+                      for r in parsed_stress.results],
+            "counts": tap.counts(parsed_stress), "errors": parsed_stress.errors}
+        (outdir / "stress.txt").write_text(st.stress or "")
     if st.page_owner_user is not None:
         summary["page_owner"] = {"user_pages": st.page_owner_user,
                                  "other_pages": st.page_owner_other}

@@ -46,7 +46,8 @@ class BuildSummaryTest(unittest.TestCase):
 
     def test_keys(self):
         self.assertEqual(set(self.bug), {
-            'schema', 'kernel', 'vm', 'exit_status', 'verdict', 'outcome', 'bug_present', 'counts',
+            'schema', 'kernel', 'vm', 'exit_status', 'verdict', 'outcome', 'bug_present', 'diagnosis',
+            'counts',
             'skip_reason', 'cases', 'verdicts', 'bench_title', 'bench', 'bench_ratio', 'splats',
             'tap_errors', 'durations', 'expected', 'as_expected'})
         self.assertEqual(self.bug['schema'], 2)

@@ -262,7 +262,39 @@ class SummarizeTest(unittest.TestCase):
         t = parse_tap(self.HEAD + ['# verdict shadow read: 512/512 pages via GUP-fast (expected 512)',
                                    'ok 1 verdict_shadow_read', 'not ok 2 live_pages_zero',
                                    'not ok 3 bench # TIMEOUT 30 seconds'])
-        self.assertEqual(summarize(t), 'FAIL: live_pages_zero, bench')
+        self.assertEqual(summarize(t), 'FAIL (other failure, not the regression): '
+                                       'live_pages_zero, bench')
+        self.assertEqual(tap.diagnosis(t), 'other')
+
+    def test_wrong_fix_named(self):
+        t = parse_tap(self.HEAD + [
+            '# verdict shadow read: 512/512 pages via GUP-fast (expected 512, 1 try)',
+            'ok 1 verdict_shadow_read',
+            '# verdict shadow longterm_write: 512/512 pages via GUP-fast (expected 0, 10 tries)',
+            '# FAIL: FOLL_LONGTERM|FOLL_WRITE pin of NULL-mapping folios went through GUP-fast',
+            'not ok 2 verdict_shadow_longterm_write', 'ok 3 bench'])
+        self.assertEqual(t.verdicts[('shadow', 'longterm_write')].tries, 10)
+        self.assertEqual(tap.diagnosis(t), 'wrongfix')
+        self.assertEqual(summarize(t), 'shadow longterm_write 512/512 fast (expected 0) \u2192 '
+                         'FAIL: wrong fix: FOLL_LONGTERM|FOLL_WRITE pin of NULL-mapping folios '
+                         'went through GUP-fast')
+
+    def test_secretmem_exposure_named(self):
+        t = parse_tap(self.HEAD + [
+            '# verdict shadow read: 512/512 pages via GUP-fast (expected 512, 1 try)',
+            'ok 1 verdict_shadow_read',
+            '# verdict secretmem read: 3/512 pages via GUP-fast (expected 0, 1 try)',
+            'not ok 2 verdict_secretmem_read', 'ok 3 bench'])
+        self.assertEqual(tap.diagnosis(t), 'secretmem')
+        self.assertEqual(summarize(t), 'FAIL: secretmem exposure: secretmem read 3/512 fast; '
+                                       'failed: verdict_secretmem_read')
+
+    def test_regression_is_not_other(self):
+        t = parse_tap(self.HEAD + [
+            '# verdict shadow read: 0/512 pages via GUP-fast (expected 512, 10 tries)',
+            'not ok 1 verdict_shadow_read', 'ok 2 a', 'ok 3 bench'])
+        self.assertEqual(tap.diagnosis(t), 'regression')
+        self.assertEqual(t.verdicts[('shadow', 'read')].tries, 10)
 
     def test_bug_plus_other_failure(self):
         t = parse_tap(self.HEAD + ['# verdict shadow read: 0/512 pages via GUP-fast (expected 512)',
