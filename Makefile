@@ -10,6 +10,8 @@
 #   make check-quick  the same without the debug kernels
 #   make check-debug  only the debug-kernel runs (KASAN, lockdep, kmemleak, ...)
 #   make check-prefixes  build every prefix of both series (real builds)
+#   make check-numa  200 runs on two NUMA nodes under numa_balancing and
+#                   memory pressure, 0 false verdicts (make check: 20)
 #   make patches    regenerate patches/ (upstream, stable-6.12) from the repository
 #   make patches-to-send  the same with your git identity, into out/patches
 #   make survey     the verdict on the newest Debian kernel of every series
@@ -23,10 +25,10 @@ RUN_ARGS ?=
 A ?= source:debian-6.12:nofix
 B ?= source:debian-6.12:all
 
-.PHONY: run compare check check-quick check-debug check-prefixes patches patches-to-send survey kernels unit help
+.PHONY: run compare check check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help
 
 help:
-	@sed -n '2,17p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,19p' Makefile | sed 's/^# \{0,1\}//'
 
 # make itself exits 2 whenever a recipe fails: the runner's own exit code
 # (README: Exit status) is printed, and pipelines call runner/gupnm-run.
@@ -49,6 +51,10 @@ check-debug:
 
 check-prefixes:
 	$(PYTHON) runner/gupnm-check --prefixes $(CHECK_ARGS)
+
+NUMA_RUNS ?= 200
+check-numa:
+	$(PYTHON) runner/gupnm-check --numa $(NUMA_RUNS) $(CHECK_ARGS)
 
 patches:
 	patchgen/gen-series.sh upstream

@@ -38,9 +38,25 @@ class BootResult:
         return self.returncode is None
 
 
+def numa_args(nodes: int, vcpus: int, memory_mb: int) -> list[str]:
+    """QEMU arguments for @nodes NUMA nodes sharing @vcpus and @memory_mb
+    evenly (vCPU i on node i % nodes)."""
+    if nodes < 2:
+        return []
+    if vcpus < nodes or memory_mb % nodes:
+        raise RunnerError(f"{nodes} NUMA nodes need at least {nodes} vCPUs and "
+                          f"memory divisible by {nodes} (got {vcpus}, {memory_mb} MiB)")
+    args = []
+    for n in range(nodes):
+        cpus = ",".join(f"cpus={c}" for c in range(n, vcpus, nodes))
+        args += ["-object", f"memory-backend-ram,id=m{n},size={memory_mb // nodes}M",
+                 "-numa", f"node,nodeid={n},memdev=m{n},{cpus}"]
+    return args
+
+
 def qemu_command(kernel: Path, initrd: Path, *, accel: str, vcpus: int,
                  memory_mb: int, append: str, console: Path,
-                 status: Path) -> list[str]:
+                 status: Path, numa: int = 0) -> list[str]:
     if accel == "kvm":
         accel_args = ["-accel", "kvm", "-cpu", "host"]
     elif accel == "tcg":
@@ -51,13 +67,14 @@ def qemu_command(kernel: Path, initrd: Path, *, accel: str, vcpus: int,
             "-machine", "q35", *accel_args, "-smp", str(vcpus),
             "-m", str(memory_mb), "-no-reboot",
             "-serial", f"file:{console}", "-serial", f"file:{status}",
+            *numa_args(numa, vcpus, memory_mb),
             "-kernel", str(kernel), "-initrd", str(initrd),
             "-append", append]
 
 
 def boot(kernel: Path, initrd: Path, outdir: Path, *, accel: str, vcpus: int,
          memory_mb: int, append: str, timeout: float,
-         watch: Callable[[], None] | None = None) -> BootResult:
+         watch: Callable[[], None] | None = None, numa: int = 0) -> BootResult:
     """Run one VM to completion or until @timeout seconds have passed.
 
     @watch, when given, is called about 5 times a second while the guest
@@ -75,7 +92,7 @@ def boot(kernel: Path, initrd: Path, outdir: Path, *, accel: str, vcpus: int,
         path.write_bytes(b"")
     cmd = qemu_command(kernel, initrd, accel=accel, vcpus=vcpus,
                        memory_mb=memory_mb, append=append, console=console,
-                       status=status)
+                       status=status, numa=numa)
     t0 = time.monotonic()
     with open(outdir / "qemu.log", "wb") as qlog:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qlog,
