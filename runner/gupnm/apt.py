@@ -29,6 +29,13 @@ def conf() -> str:
     return _CONF
 
 
+def lists_stamp() -> str:
+    """Identity of the current package lists ('' if unknown): the mtime of
+    the stamp debian-apt.sh touches after each update."""
+    stamp = Path(conf()).parent / "lists" / ".gupnm-updated"
+    return str(stamp.stat().st_mtime_ns) if stamp.exists() else ""
+
+
 def env() -> dict:
     return {"APT_CONFIG": conf()}
 

@@ -17,6 +17,8 @@ into the cache, keyed by the image package's SHA256, never installed.
 """
 from __future__ import annotations
 
+import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,7 +106,24 @@ def image_names(names: list[str], arch: str = "amd64") -> dict[str, tuple[str, s
 
 
 def catalogue(arch: str = "amd64") -> list[Offered]:
-    """Every kernel release Debian offers for @arch, oldest first."""
+    """Every kernel release Debian offers for @arch, oldest first; cached
+    per state of the runner's apt lists (apt-cache takes seconds)."""
+    stamp = apt.lists_stamp()
+    cached = cache_dir() / "apt" / f"catalogue-{arch}.json"
+    if stamp and cached.exists():
+        data = json.loads(cached.read_text())
+        if data.get("stamp") == stamp:
+            return [Offered(**o) for o in data["kernels"]]
+    out = _catalogue(arch)
+    if stamp:
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"stamp": stamp, "kernels": [
+            {k: v for k, v in o.__dict__.items()} for o in out]}))
+        os.replace(tmp, cached)
+    return out
+
+
+def _catalogue(arch: str) -> list[Offered]:
     names = apt.pkgnames("linux-image-") + apt.pkgnames("linux-binary-")
     images = image_names(names, arch)
     if not images:

@@ -61,7 +61,8 @@ class CatalogueTest(unittest.TestCase):
     def setUp(self):
         patches = [mock.patch.object(apt, "pkgnames", side_effect=lambda p: [
                        n for n in NAMES if n.startswith(p)]),
-                   mock.patch.object(apt, "madison", side_effect=fake_madison)]
+                   mock.patch.object(apt, "madison", side_effect=fake_madison),
+                   mock.patch.object(apt, "lists_stamp", return_value="")]
         for p in patches:
             p.start()
             self.addCleanup(p.stop)
@@ -114,6 +115,24 @@ class CatalogueTest(unittest.TestCase):
         for spec in ("7.9", "buster", "", "latest", "6.12;x", "../6.12", "6.12/x"):
             with self.subTest(spec=spec), self.assertRaises(UsageError):
                 debian.select(spec, self.offers)
+
+
+class CatalogueCacheTest(unittest.TestCase):
+
+    def test_cached_per_lists_stamp(self):
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.dict(os.environ, {"GUPNM_CACHE": tmp}), \
+                mock.patch.object(apt, "lists_stamp", return_value="1"), \
+                mock.patch.object(debian, "_catalogue", return_value=[
+                    debian.Offered("7.3.4+deb13-amd64", "amd64", "linux-binary-7.3.4+deb13-amd64",
+                                   "7.3.4-1", ["sid"], "binary", True)]) as cat:
+            (Path(tmp) / "apt").mkdir()
+            first, second = debian.catalogue(), debian.catalogue()
+            self.assertEqual(first, second)
+            self.assertEqual(cat.call_count, 1)
+            with mock.patch.object(apt, "lists_stamp", return_value="2"):
+                debian.catalogue()
+            self.assertEqual(cat.call_count, 2)
 
 
 class FetchTest(unittest.TestCase):
