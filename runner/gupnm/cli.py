@@ -26,7 +26,7 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import cache, console, kernels, qemu, results, stats, tap, testargs, vmlinux, vmrun
+from . import cache, console, kernels, qemu, results, stats, survey, tap, testargs, vmlinux, vmrun
 from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
 
 DEFAULT_KERNEL = "debian:6.12"
@@ -488,6 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--older-than", type=float, metavar="DAYS", default=None,
                    help="only entries last changed more than DAYS days ago")
     p.set_defaults(func=cmd_cache)
+    survey.add_parsers(sub, _vm_args, run_one)
     args = parser.parse_args(_join_test_args(list(sys.argv[1:] if argv is None else argv)))
     old = {}
     for sig in (signal.SIGINT, signal.SIGTERM):
