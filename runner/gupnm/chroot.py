@@ -107,7 +107,7 @@ def build_module(root: Path, release: str, out: Path, log: Path,
                  extra: list[str] | None = None) -> Path:
     """Build test_gup_fast.ko inside @root against its headers of @release;
     copy the module and the build log's output to @out."""
-    ensure_tools(extra={"unshare": "util-linux", "chroot": "coreutils"})
+    ensure_tools(extra={"unshare": "util-linux", "chroot": "coreutils", "mount": "mount"})
     work = Path(tempfile.mkdtemp(prefix="gupnm-build-", dir=_mk(root / "tmp")))
     try:
         for name in MODULE_FILES:

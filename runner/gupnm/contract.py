@@ -341,7 +341,9 @@ def check_fresh_machine(t) -> None:
         shutil.copy2("/etc/resolv.conf", root / "etc/resolv.conf")
         # Mounts live in a private mount namespace: they vanish with it,
         # whatever happens to the run.
-        inner = ('set -e; r="$1"; mount -t proc proc "$r/proc"; '
+        # The root is bind-mounted onto itself first: "/" of a real machine
+        # is a mount point (unshare --propagation needs one).
+        inner = ('set -e; r="$1"; mount --bind "$r" "$r"; mount -t proc proc "$r/proc"; '
                  'mount --rbind /sys "$r/sys"; mount --rbind /dev "$r/dev"; '
                  'exec chroot "$r" /usr/bin/env -i HOME=/root LANG=C.UTF-8 '
                  'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin '
