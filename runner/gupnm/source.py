@@ -328,8 +328,11 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
     # cannot (see configs/debug.config), so the debug variant boots bzImage.
     target = "bzImage" if variant == "debug" else "vmlinux"
     # One kernel build at a time on this machine, whichever run or clone
-    # asks: two parallel builds on 2 cores only make both slower.
-    with locked(cache_dir() / "locks" / "kernel-build.lock"):
+    # asks: two parallel builds on 2 cores only make both slower. Runs with
+    # caches of their own share it through GUPNM_BUILD_LOCK.
+    lock = os.environ.get("GUPNM_BUILD_LOCK") or \
+        cache_dir() / "locks" / "kernel-build.lock"
+    with locked(Path(lock)):
         run([*make, f"-j{jobs}", target, "modules"], log=log, env=env,
             what="kernel build", tail=40)
     release = run([*make, "-s", "kernelrelease"], env=env).strip().splitlines()[-1]
