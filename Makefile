@@ -17,6 +17,8 @@
 #   make survey     the verdict on the newest Debian kernel of every series
 #   make kernels    every Debian kernel debian: reaches
 #   make unit       the runner's unit tests only
+#   make check-kselftest  run_tests, install and gen_tar in guests (source kernels)
+#   make check-lava  the LAVA jobs with lava-run (Debian 6.12/7.3, source kernels)
 
 PYTHON ?= python3
 GUPNM := $(PYTHON) runner/gupnm-run
@@ -25,10 +27,10 @@ RUN_ARGS ?=
 A ?= source:debian-6.12:nofix
 B ?= source:debian-6.12:all
 
-.PHONY: run compare check check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help
+.PHONY: run compare check check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help check-kselftest check-lava
 
 help:
-	@sed -n '2,19p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,21p' Makefile | sed 's/^# \{0,1\}//'
 
 # make itself exits 2 whenever a recipe fails: the runner's own exit code
 # (README: Exit status) is printed, and pipelines call runner/gupnm-run.
@@ -74,3 +76,10 @@ kernels:
 
 unit:
 	$(PYTHON) runner/tests/run_unit_tests.py
+
+# Issue 11: the ways pipelines run selftests (also part of make check).
+check-kselftest:
+	cd runner && $(PYTHON) -m gupnm.kselftest_checks --paths
+
+check-lava:
+	cd runner && $(PYTHON) -m gupnm.kselftest_checks --lava

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from . import chroot, contract, debian, matrix, numa, source
+from . import kselftest_checks  # issue 11: kselftest paths, LAVA
 from .host import REPO, RunnerError, cache_dir, ensure_tools, progress
 
 
@@ -360,6 +361,9 @@ def main(argv: list[str] | None = None) -> int:
             check_module_builds(t)
             for name, base in bases.items():
                 check_series(t, name, base)
+            # --- issue 11: LAVA job files (runner/gupnm/kselftest_checks.py) ---
+            kselftest_checks.host_checks(t)
+            # --- end of issue 11 ---
         if not args.host_only:
             progress("VM matrix")
             matrix.run_matrix(t)
@@ -373,6 +377,11 @@ def main(argv: list[str] | None = None) -> int:
             progress("runner contract: exit codes, parallel runs, SIGINT, fresh machine")
             contract.run_all(t, fresh=not args.no_fresh)
             # --- end of the runner's contract ---
+            # --- issue 11: run_tests, install, gen_tar on the source kernels;
+            # the LAVA jobs with lava-run (runner/gupnm/kselftest_checks.py) ---
+            progress("kselftest paths and LAVA jobs")
+            kselftest_checks.vm_checks(t)
+            # --- end of issue 11 ---
     minutes = (time.monotonic() - t0) / 60
     print(f"# make check{' (debug)' if args.debug else ''} took {minutes:.1f} min")
     if t.failures:

@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Run in the guest by init as its test command (runner/gupnm/kselftest_paths.py):
+# the gup_fast selftest the three ways the kernel community runs selftests.
+#   run_tests  make -C <tree>/tools/testing/selftests TARGETS=mm run_tests
+#   install    <install>/run_kselftest.sh -t <collection:test>
+#   tarball    the gen_tar tarball unpacked in /tmp, run the same way
+# Each path is framed for the host:
+#   KSFT-PATH-BEGIN: <path>
+#   KSFT-PATH-END: <path> <exit status> <seconds>
+# /opt/gupnm-kst/env sets KST_TREE, KST_INSTALL, KST_TARBALL, KST_WRAPPER,
+# KST_RUN_TESTS_ARGS and KST_PATHS (which paths, in order).
+# shellcheck source=/dev/null
+. /opt/gupnm-kst/env
+export VM_SELFTEST_ITEMS=gup_fast
+export PATH=/usr/bin:/usr/sbin:/bin:/sbin
+
+# udev makes these on a real system; devtmpfs does not. run_kselftest.sh
+# writes each test's output to $logfile, /dev/stdout by default: without the
+# link the nested TAP silently vanishes.
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+[ -e /dev/stdin ] || ln -s /proc/self/fd/0 /dev/stdin
+[ -e /dev/stdout ] || ln -s /proc/self/fd/1 /dev/stdout
+[ -e /dev/stderr ] || ln -s /proc/self/fd/2 /dev/stderr
+
+# init has loaded test_gup_fast (modprobe, from /lib/modules): 7.3's
+# run_vmtests.sh loads it for the gup_fast category when it is missing,
+# 6.12's does not, so it stays loaded for every path.
+
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+
+path() {
+	name=$1
+	shift
+	echo "KSFT-PATH-BEGIN: $name"
+	t0=$(uptime_s)
+	"$@"
+	rc=$?
+	echo "KSFT-PATH-END: $name $rc $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')"
+}
+
+compilers() {
+	# run_tests must find everything built: the guest has no compiler.
+	for cc in gcc cc clang; do
+		command -v "$cc" >/dev/null && echo "# guest has a compiler: $cc"
+	done
+	# shellcheck disable=SC2086 # KST_RUN_TESTS_ARGS is a word list.
+	make -C "$KST_TREE/tools/testing/selftests" TARGETS=mm $KST_RUN_TESTS_ARGS run_tests
+}
+
+installed() {
+	cd "$1" && ./run_kselftest.sh -t "$KST_WRAPPER"
+}
+
+tarball() {
+	mkdir -p /tmp/kselftest && tar -xzf "$KST_TARBALL" -C /tmp/kselftest &&
+		installed /tmp/kselftest
+}
+
+for p in ${KST_PATHS:-run_tests install tarball}; do
+	case $p in
+	run_tests) path run_tests compilers ;;
+	install) path install installed "$KST_INSTALL" ;;
+	tarball) path tarball tarball ;;
+	*) echo "KSFT-PATH-BEGIN: $p"; echo "unknown path $p"; echo "KSFT-PATH-END: $p 2 0" ;;
+	esac
+done

@@ -1,0 +1,52 @@
+"""kselftest_paths: the guest's output cut per path, and the expectations."""
+import tempfile
+import unittest
+from pathlib import Path
+
+from gupnm import kselftest_build, kselftest_paths
+
+DATA = Path(__file__).parent / "data" / "kselftest"
+
+
+def _guest(inner: str, rc: int) -> str:
+    return f"KSFT-PATH-BEGIN: install\n{inner}KSFT-PATH-END: install {rc} 3.5\n"
+
+
+class Paths(unittest.TestCase):
+    def test_split_and_verdicts(self):
+        text = _guest((DATA / "run_kselftest-7.3.txt").read_text(), 1)
+        text += "KSFT-PATH-BEGIN: tarball\n# partial\n"
+        paths = kselftest_paths.split_paths(text)
+        self.assertEqual(sorted(paths), ["install", "tarball"])
+        inst = paths["install"]
+        self.assertEqual((inst.exit_status, inst.seconds), (1, 3.5))
+        self.assertIsNone(paths["tarball"].exit_status)
+        bad = kselftest_paths.verdict_problems(inst, "mm:ksft_gup_fast.sh", bug=False)
+        self.assertTrue(any("verdict_shadow_write fail" in b for b in bad))
+        self.assertTrue(any("exit status 1, expected 0" in b for b in bad))
+
+    def test_bug_pattern(self):
+        self.assertTrue(kselftest_paths.is_shadow("x_verdict_shadow_read"))
+        self.assertTrue(kselftest_paths.is_shadow("verdict_shadow_write"))
+        self.assertFalse(kselftest_paths.is_shadow("verdict_shadow_longterm_write"))
+        self.assertFalse(kselftest_paths.is_shadow("verdict_anon_read"))
+
+    def test_wrapper(self):
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+            self.assertEqual(kselftest_build.wrapper_of(tmp),
+                             ("mm:run_vmtests.sh", []))
+            (tmp / "ksft_gup_fast.sh").write_text("")
+            self.assertEqual(kselftest_build.wrapper_of(tmp),
+                             ("mm:ksft_gup_fast.sh", ["TEST_PROGS=ksft_gup_fast.sh"]))
+
+    def test_khugepaged_slip_either_quotes(self):
+        rx = kselftest_build.KSFT_SKIP_SLIP
+        self.assertTrue(rx.search("khugepaged.c:1195:24: error: \u2018KSFT_SKIP\u2019 "
+                                  "undeclared (first use in this function)"))
+        self.assertTrue(rx.search("khugepaged.c:9:1: error: 'KSFT_SKIP' undeclared"))
+        self.assertFalse(rx.search("cow.c:9:1: error: 'KSFT_SKIP' undeclared"))
+
+
+if __name__ == "__main__":
+    unittest.main()

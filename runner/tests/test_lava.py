@@ -1,0 +1,86 @@
+"""lava: job rendering, lava-run's result lines, the expectations."""
+import tempfile
+import unittest
+from pathlib import Path
+
+from gupnm import lava
+from gupnm.host import RunnerError
+
+JSON_LINES = """\
+{"dt": "2026-11-30T16:04:08", "lvl": "results", "msg": {"case": "validate", "definition": "lava", "result": "pass"}}
+{"dt": "2026-11-30T16:04:25", "lvl": "target", "msg": "ok 9 verdict_shadow_read"}
+{"dt": "2026-11-30T16:04:25", "lvl": "results", "msg": {"case": "verdict_shadow_read", "definition": "gup_null_mapping", "level": "3.1", "result": "fail"}}
+{"dt": "2026-11-30T16:04:25", "lvl": "results", "msg": {"case": "verdict_shadow_longterm_write", "definition": "gup_null_mapping", "result": "pass"}}
+{"dt": "2026-11-30T16:04:25", "lvl": "results", "msg": {"case": "verdict_anon_read", "definition": "gup_null_mapping", "result": "pass"}}
+{"dt": "2026-11-30T16:04:26", "lvl": "results", "msg": {"case": "job", "definition": "lava", "result": "pass"}}
+"""
+YAML_LINE = ("- {dt: '2026-11-30T16:04:25', lvl: results, msg: {case: verdict_anon_read, "
+             "definition: gup_null_mapping, level: '3.1', result: pass}}\n")
+
+
+def _run(cases, rc=0):
+    return lava.LavaRun("debian-module", "debian:6.12", "6.12", cases, rc, 1.0,
+                        Path("/nonexistent"))
+
+
+class Results(unittest.TestCase):
+    def test_json_lines(self):
+        cases = lava.parse_results(JSON_LINES)
+        self.assertEqual([(c.definition, c.case, c.result) for c in cases], [
+            ("lava", "validate", "pass"),
+            ("gup_null_mapping", "verdict_shadow_read", "fail"),
+            ("gup_null_mapping", "verdict_shadow_longterm_write", "pass"),
+            ("gup_null_mapping", "verdict_anon_read", "pass"),
+            ("lava", "job", "pass")])
+
+    def test_yaml_flow_line(self):
+        cases = lava.parse_results(YAML_LINE)
+        self.assertEqual([(c.definition, c.case, c.result) for c in cases],
+                         [("gup_null_mapping", "verdict_anon_read", "pass")])
+
+    def test_bug_kernel_expectations(self):
+        r = _run(lava.parse_results(JSON_LINES))
+        self.assertEqual(lava.problems(r, "gup_null_mapping", bug=True), [])
+        self.assertIn("verdict_shadow_read: fail, expected pass",
+                      lava.problems(r, "gup_null_mapping", bug=False))
+
+    def test_exit_zero_is_not_a_verdict(self):
+        r = _run([lava.Case("lava", "job", "pass")])
+        bad = lava.problems(r, "gup_null_mapping", bug=False)
+        self.assertTrue(any("no result" in b for b in bad))
+
+    def test_job_error(self):
+        r = _run([lava.Case("lava", "job", "fail")], rc=1)
+        bad = lava.problems(r, "gup_null_mapping", bug=False)
+        self.assertTrue(any("exited 1" in b for b in bad))
+
+
+class Jobs(unittest.TestCase):
+    def test_every_job_renders(self):
+        for name, path in lava.JOBS.items():
+            text = lava.render(path, Path("/x/art"), f"job {name}")
+            self.assertIn("url: file:///x/art/kernel", text)
+            self.assertIn("secretmem.enable=1", text)
+            self.assertNotIn("@", text.split("job_name")[1].splitlines()[0])
+            self.assertNotIn("enable-kvm", text)
+
+    def test_missing_placeholder(self):
+        with tempfile.TemporaryDirectory() as d:
+            (Path(d) / "j.yaml").write_text("job_name: x\n")
+            with self.assertRaises(RunnerError):
+                lava.render(Path(d) / "j.yaml", Path("/a"), "n")
+
+    @unittest.skipUnless(lava.available() is None, "lava-dispatcher not installed")
+    def test_lava_schema(self):
+        ok, out = lava.validate([*lava.JOBS.values()])
+        self.assertTrue(ok, out)
+
+    def test_device_is_tcg(self):
+        text = lava.DEVICE.read_text()
+        self.assertIn("available_architectures", text)
+        self.assertIn("-accel tcg", text)
+        self.assertNotIn("- -enable-kvm", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
