@@ -1,4 +1,5 @@
 """lava: job rendering, lava-run's result lines, the expectations."""
+import re
 import tempfile
 import unittest
 from pathlib import Path
@@ -74,6 +75,18 @@ class Jobs(unittest.TestCase):
     def test_lava_schema(self):
         ok, out = lava.validate([*lava.JOBS.values()])
         self.assertTrue(ok, out)
+
+    def test_monitor_patterns_wait_for_the_whole_name(self):
+        # LAVA matches on the console stream as it arrives: a name cut
+        # short by the serial line's chunking must not match yet.
+        for path in lava.JOBS.values():
+            m = re.search(r"^\s*pattern: '(.*)'$", path.read_text(), re.M)
+            rx = re.compile(m.group(1).replace("''", "'"))
+            prefix = "# # " if "kselftest" in path.name else ""
+            self.assertIsNone(rx.search(prefix + "not ok 8 verdi"))
+            got = rx.search(prefix + "not ok 8 verdict_shadow_write\r\n")
+            self.assertEqual(got.group("test_case_id"), "verdict_shadow_write")
+            self.assertEqual(got.group("result"), "not ok")
 
     def test_device_is_tcg(self):
         text = lava.DEVICE.read_text()
