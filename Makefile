@@ -22,7 +22,7 @@
 
 PYTHON ?= python3
 GUPNM := $(PYTHON) runner/gupnm-run
-KERNEL ?= debian:6.12
+KERNEL ?= debian:bookworm-security
 RUN_ARGS ?=
 A ?= source:debian-6.12:nofix
 B ?= source:debian-6.12:all

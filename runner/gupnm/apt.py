@@ -65,7 +65,9 @@ def parse_madison(text: str) -> list[Offer]:
     for line in text.splitlines():
         m = _MADISON_RE.match(line)
         if m:
-            out.append(Offer(m["name"], m["version"], m["suite"], m["arch"]))
+            # A foreign architecture's package is listed as name:arch.
+            name = m["name"].split(":")[0]
+            out.append(Offer(name, m["version"], m["suite"], m["arch"]))
     return out
 
 

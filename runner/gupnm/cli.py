@@ -29,13 +29,18 @@ from pathlib import Path
 from . import cache, console, kernels, qemu, results, stats, survey, tap, testargs, vmlinux, vmrun
 from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
 
-DEFAULT_KERNEL = "debian:6.12"
+# Debian 12 (bookworm) hosts build its 6.12 module with their own gcc-12:
+# the main job needs no suite root. debian:6.12 is trixie's newest.
+DEFAULT_KERNEL = "debian:bookworm-security"
 
 
 def _vm_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", choices=("default", "debug"), default="default",
                    help="config variant of a source kernel (debug: KASAN, "
                    "lockdep, DEBUG_VM, kmemleak, ...)")
+    p.add_argument("--arch", choices=("amd64", "arm64"), default="amd64",
+                   help="guest architecture: arm64 boots Debian arm64 kernels "
+                   "under qemu-system-aarch64 (TCG; module and test cross-built)")
     p.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
                    help="auto uses KVM only when a probe boot works")
     p.add_argument("--vcpus", type=_positive, default=2)
@@ -171,7 +176,9 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
     t0 = time.monotonic()
     if not spec.startswith("source:"):
         _prefetch_kselftest()
-    prep = kernels.prepare(spec, variant=args.config)
+    arch = getattr(args, "arch", "amd64")
+    prep = kernels.prepare(spec, variant=args.config,
+                           **({"arch": arch} if arch != "amd64" else {}))
     prepare_s = time.monotonic() - t0
     return vmrun.run(prep, _options(args), outdir,
                      durations={"prepare": prepare_s},

@@ -228,6 +228,9 @@ def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
         tmp.mkdir(parents=True)
         for deb in debs:
             run(["dpkg-deb", "-x", deb, tmp], what=f"dpkg-deb -x {deb.name}")
+        if offered.arch == "arm64":     # kbuild tools the amd64 host can run
+            from . import arm64
+            arm64.host_kbuild(pkgs, offered.version, tmp)
         _fix_headers(tmp, root, offered.release)
         run(["rm", "-rf", root])
         tmp.rename(root)

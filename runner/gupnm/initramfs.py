@@ -29,6 +29,7 @@ class Payload:
     need_bash: bool = False      # run_vmtests.sh needs bash
     kmemleak: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
+    busybox: Path | None = None  # the guest's, when not the host's (arm64)
 
 
 def _busybox() -> Path:
@@ -64,7 +65,8 @@ def build(payload: Payload, workdir: Path) -> Path:
         (root / d).mkdir(parents=True, exist_ok=True)
 
     busybox = _busybox()
-    shutil.copy2(busybox, root / "bin" / "busybox")
+    shutil.copy2(payload.busybox or busybox, root / "bin" / "busybox")
+    # The host's busybox names the applets (a foreign one cannot run here).
     applets = subprocess.run([str(busybox), "--list"], capture_output=True,
                              text=True).stdout.split()
     for applet in applets:

@@ -38,6 +38,7 @@ class Prepared:
     test_binary: Path
     run_vmtests: Path | None          # set: run through run_vmtests.sh
     source: dict = field(default_factory=dict)   # how the kernel was obtained
+    arch: str = "amd64"                 # the guest's: amd64 or arm64
 
 
 def parse_spec(spec: str) -> tuple[str, list[str]]:
@@ -95,7 +96,12 @@ def _build_module_locked(kdir: Path, out: Path, dk=None) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     cc = debian.cc_version_text(kdir)
     try:
-        if dk is not None and cc and not chroot.host_has(cc):
+        if dk is not None and dk.offered and dk.offered.arch == "arm64":
+            from . import arm64     # cross-built with the kernel's gcc-N
+            progress(f"cross-building test_gup_fast.ko against {kdir}")
+            run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1",
+                 *arm64.kbuild_args(cc)], log=log, what="module cross-build")
+        elif dk is not None and cc and not chroot.host_has(cc):
             # The kernel's compiler is not the host's: build in a root of
             # the kernel's own suite that has it.
             suite = debian.base_suite(dk.offered.suites)
@@ -117,7 +123,8 @@ def _build_module_locked(kdir: Path, out: Path, dk=None) -> Path:
     return ko
 
 
-def build_selftest(src: Path, include_root: Path, kselftest_tree: Path) -> Path:
+def build_selftest(src: Path, include_root: Path, kselftest_tree: Path,
+                   cc: str = "gcc") -> Path:
     """Static gup_null_mapping from @src, its ABI from @include_root/lib.
 
     Cached by the content of everything it is built from; built in a
@@ -132,6 +139,8 @@ def build_selftest(src: Path, include_root: Path, kselftest_tree: Path) -> Path:
     h = hashlib.sha256()
     for p in inputs:
         h.update(p.read_bytes())
+    if cc != "gcc":                     # a cross compiler: another binary
+        h.update(cc.encode())
     key = h.hexdigest()[:20]
     out = cache_dir() / "selftest" / key / "gup_null_mapping"
     if out.exists():
@@ -144,7 +153,7 @@ def build_selftest(src: Path, include_root: Path, kselftest_tree: Path) -> Path:
         tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=out.parent)) / out.name
         progress("building gup_null_mapping (static)")
         try:
-            run(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror",
+            run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror",
                  "-I", include_root, "-I", mm, "-o", tmp, src,
                  "-lpthread", "-lm"], what="selftest build")
             os.replace(tmp, out)
@@ -285,8 +294,10 @@ def _release_of(kdir: Path) -> str:
     return out.strip().splitlines()[-1]
 
 
-def prepare(spec: str, *, variant: str = "default") -> Prepared:
+def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prepared:
     kind, args = parse_spec(spec)
+    if arch != "amd64":
+        return _prepare_arm64(spec, kind, args, variant)
     if kind == "debian":
         if variant != "default":
             raise RunnerError("a debug config needs a source kernel "
@@ -338,3 +349,28 @@ def prepare(spec: str, *, variant: str = "default") -> Prepared:
     return Prepared(spec, release, boot_image, module, binary, None,
                     {"kind": "image", "image": str(image), "modules": str(moddir),
                      "boot_image": str(boot_image)})
+
+
+def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepared:
+    """An arm64 Debian kernel: module and static test cross-built."""
+    from . import arm64
+    if kind != "debian" or variant != "default":
+        what = f"--config {variant}" if variant != "default" else f"'{spec}'"
+        raise UsageError(f"--arch arm64 takes Debian binary kernels only "
+                         f"(debian:6.12.117+deb12-arm64, debian:6.12.117+deb12-"
+                         f"arm64-16k, debian:6.1), not {what}: source kernels "
+                         "are not cross-built yet")
+    k = debian.fetch(args[0], arm64.ARCH)
+    module = build_module(k.kdir, k.release, k)
+    binary = build_selftest(REPO / SELFTEST, REPO, _kselftest_tree(),
+                            cc=arm64.selftest_cc())
+    # Debian's arm64 vmlinuz is an uncompressed Image: QEMU boots it as is.
+    return Prepared(spec, k.release, k.image, module, binary, None,
+                    {"kind": "debian", "release": k.release, "arch": arm64.ARCH,
+                     "packages": k.packages, "boot_image": str(k.image),
+                     "version": k.offered.version if k.offered else None,
+                     "suites": k.offered.suites if k.offered else [],
+                     "compiler": debian.cc_version_text(k.kdir),
+                     "cross_compiler": arm64.cross_compiler(
+                         debian.cc_version_text(k.kdir))},
+                    arch=arm64.ARCH)

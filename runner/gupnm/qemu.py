@@ -23,6 +23,36 @@ from .host import RunnerError, cache_dir, progress
 
 QEMU = "qemu-system-x86_64"
 BASE_APPEND = "console=ttyS0 panic=-1 oops=panic secretmem.enable=1 rdinit=/init"
+# arm64 (-M virt, TCG): the console is the PL011 (ttyAMA0); the status port
+# a PCI 16550 (ttyS0), named to the guest's init on the command line.
+QEMU_ARM64 = "qemu-system-aarch64"
+ARM64_APPEND = ("console=ttyAMA0 panic=-1 oops=panic secretmem.enable=1 "
+                "rdinit=/init GUPNM_STATUS=/dev/ttyS0")
+
+
+def base_append(arch: str = "amd64") -> str:
+    """The kernel command line every boot of an @arch guest starts with."""
+    return ARM64_APPEND if arch == "arm64" else BASE_APPEND
+
+
+def arm64_command(kernel: Path, initrd: Path, *, accel: str, vcpus: int,
+                  memory_mb: int, append: str, console: Path, status: Path,
+                  numa: int = 0) -> list[str]:
+    """qemu-system-aarch64 -M virt under TCG (the host is not arm64)."""
+    if accel != "tcg":
+        raise RunnerError(f"an arm64 guest runs under TCG on this host, not {accel}: "
+                          "use --accel tcg (or auto)")
+    if numa > 1:
+        raise RunnerError("NUMA guests are x86 only: drop --numa with --arch arm64")
+    # pauth-impdef: QEMU's own pointer-authentication hash (the
+    # architected one costs much emulation time, same guest behaviour).
+    return [QEMU_ARM64, "-nodefaults", "-no-user-config", "-display", "none",
+            "-machine", "virt", "-accel", "tcg", "-cpu", "max,pauth-impdef=on",
+            "-smp", str(vcpus), "-m", str(memory_mb), "-no-reboot",
+            "-serial", f"file:{console}",
+            "-chardev", f"file,id=status,path={status}",
+            "-device", "pci-serial,chardev=status",
+            "-kernel", str(kernel), "-initrd", str(initrd), "-append", append]
 
 
 @dataclass
@@ -74,7 +104,8 @@ def qemu_command(kernel: Path, initrd: Path, *, accel: str, vcpus: int,
 
 def boot(kernel: Path, initrd: Path, outdir: Path, *, accel: str, vcpus: int,
          memory_mb: int, append: str, timeout: float,
-         watch: Callable[[], None] | None = None, numa: int = 0) -> BootResult:
+         watch: Callable[[], None] | None = None, numa: int = 0,
+         arch: str = "amd64") -> BootResult:
     """Run one VM to completion or until @timeout seconds have passed.
 
     @watch, when given, is called about 5 times a second while the guest
@@ -84,15 +115,18 @@ def boot(kernel: Path, initrd: Path, outdir: Path, *, accel: str, vcpus: int,
     kills its whole process group before this returns or raises, so no
     qemu outlives the runner.
     """
-    if not shutil.which(QEMU):
-        raise RunnerError(f"{QEMU} not found: apt-get install qemu-system-x86")
+    binary, pkg = ((QEMU_ARM64, "qemu-system-arm") if arch == "arm64"
+                   else (QEMU, "qemu-system-x86"))
+    if not shutil.which(binary):
+        raise RunnerError(f"{binary} not found: apt-get install {pkg}")
     outdir.mkdir(parents=True, exist_ok=True)
     console, status = outdir / "console.log", outdir / "status.log"
     for path in (console, status):
         path.write_bytes(b"")
-    cmd = qemu_command(kernel, initrd, accel=accel, vcpus=vcpus,
-                       memory_mb=memory_mb, append=append, console=console,
-                       status=status, numa=numa)
+    command = arm64_command if arch == "arm64" else qemu_command
+    cmd = command(kernel, initrd, accel=accel, vcpus=vcpus,
+                  memory_mb=memory_mb, append=append, console=console,
+                  status=status, numa=numa)
     t0 = time.monotonic()
     with open(outdir / "qemu.log", "wb") as qlog:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qlog,
@@ -142,7 +176,7 @@ def qemu_error(log: Path) -> str | None:
     except OSError:
         return None
     lines = [l.strip() for l in text.splitlines()
-             if l.startswith(QEMU + ":") or l.startswith("qemu:")]
+             if re.match(r"qemu(-system-\w+)?:", l)]
     return "\n".join(lines) or None
 
 

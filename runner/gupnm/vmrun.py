@@ -73,6 +73,8 @@ def unnest_run_vmtests(text: str, test: str = "gup_null_mapping") -> str:
 
 
 def choose_accel(opts: VmOptions, prep: Prepared, work: Path) -> tuple[str, str]:
+    if prep.arch == "arm64" and opts.accel in ("auto", "tcg"):
+        return "tcg", "arm64 guest on an amd64 host: TCG"
     if opts.accel in ("kvm", "tcg"):
         return opts.accel, "requested"
     if opts.accel != "auto":
@@ -157,12 +159,15 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     payload = initramfs.Payload(prep.release, prep.module, files, command,
                                 need_bash=bool(vmtests),
                                 kmemleak=opts.kmemleak, extra_env=extra_env)
+    if prep.arch == "arm64":
+        from . import arm64
+        payload.busybox = arm64.busybox()
     # Per run, not per kernel: two runs of one kernel must not share it.
     cpio = initramfs.build(payload, outdir / "initramfs")
     durations["initramfs"] = time.monotonic() - t0
 
     accel, accel_reason = choose_accel(opts, prep, outdir / "initramfs")
-    append = " ".join(x for x in (qemu.BASE_APPEND, opts.append) if x)
+    append = " ".join(x for x in (qemu.base_append(prep.arch), opts.append) if x)
     attempts: list[float] = []
     interrupted: KeyboardInterrupt | None = None
     res = None
@@ -171,6 +176,8 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
         progress(f"booting {prep.release} ({accel}, {opts.vcpus} vCPUs, "
                  f"{opts.memory_mb} MiB){' retry ' + str(attempt) if attempt else ''}")
         kw = {}
+        if prep.arch != "amd64":
+            kw["arch"] = prep.arch
         if live:
             kw["watch"] = ConsoleFollower(outdir / "console.log", live).poll
         try:
