@@ -9,6 +9,7 @@ import contextlib
 import copy
 import io
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -240,7 +241,8 @@ class RunCommandTest(unittest.TestCase):
             self.assertEqual(spec, cli.DEFAULT_KERNEL)
             self.assertEqual(outdir.parent, Path(tmp) / 'results')
             self.assertRegex(outdir.name, r'^\d{8}-\d{6}-source_debian-6\.12-\d+$')
-            self.assertRegex(second.name, r'^\d{8}-\d{6}-debian_6\.12-\d+$')
+            self.assertRegex(second.name, r'^\d{8}-\d{6}-'
+                             + re.escape(cli.DEFAULT_KERNEL.replace(':', '_')) + r'-\d+$')
 
     def test_results_dirs_are_unique(self):
         with tempfile.TemporaryDirectory() as tmp, mock.patch.object(cli, 'REPO', Path(tmp)):
