@@ -25,6 +25,10 @@ from .host import RunnerError, cache_dir, locked, progress, run
 ARCH = "arm64"
 TRIPLET = "aarch64-linux-gnu"
 CROSS = f"{TRIPLET}-"
+# What an arm64 run needs on the host beyond the x86 tools (host.ensure_tools).
+TOOLS = {"qemu-system-aarch64": "qemu-system-arm",
+         f"{CROSS}gcc": "crossbuild-essential-arm64",
+         f"{CROSS}gcc-12": "crossbuild-essential-arm64"}
 
 
 def host_kbuild(pkgs: list[str], version: str, root: Path) -> list[Path]:

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from . import chroot, contract, debian, matrix, numa, source
+from . import arm64_checks  # issue 13: make check-arm64
 from . import kselftest_checks  # issue 11: kselftest paths, LAVA
 from .host import REPO, RunnerError, cache_dir, ensure_tools, progress
 
@@ -330,6 +331,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--numa", type=int, metavar="RUNS", default=None,
                     help="only the NUMA pressure check, RUNS runs per kernel "
                     "(make check-numa: 200)")
+    ap.add_argument("--arm64", action="store_true",
+                    help="only the arm64 rows: Debian arm64 kernels under "
+                    "qemu-system-aarch64 (make check-arm64)")
     ap.add_argument("--no-fresh", action="store_true",
                     help="leave out the fresh-machine check (contract.py)")
     args = ap.parse_args(argv)
@@ -349,6 +353,11 @@ def main(argv: list[str] | None = None) -> int:
         numa.check(t, args.numa)
     elif args.prefixes:
         check_prefixes(t)
+    elif args.arm64:
+        # --- issue 13: arm64 rows (runner/gupnm/arm64_checks.py) ---
+        progress("VM matrix, arm64 (qemu-system-aarch64, TCG)")
+        arm64_checks.check_arm64(t)
+        # --- end of issue 13 ---
     elif args.debug:
         matrix.run_debug(t)
     else:

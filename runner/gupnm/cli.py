@@ -26,7 +26,7 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import cache, console, kernels, qemu, results, stats, survey, tap, testargs, vmlinux, vmrun
+from . import arm64, cache, console, kernels, qemu, results, stats, survey, tap, testargs, vmlinux, vmrun
 from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
 
 # Debian 12 (bookworm) hosts build its 6.12 module with their own gcc-12:
@@ -172,11 +172,12 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
     """Prepare @spec and run the test (directly when args.test_args is set,
     else through run_vmtests.sh where the tree has it)."""
     check_input(spec, args)
-    ensure_tools(source_build=spec.startswith("source:"))
+    arch = getattr(args, "arch", "amd64")
+    ensure_tools(source_build=spec.startswith("source:"),
+                 **({"extra": arm64.TOOLS} if arch == "arm64" else {}))
     t0 = time.monotonic()
     if not spec.startswith("source:"):
         _prefetch_kselftest()
-    arch = getattr(args, "arch", "amd64")
     prep = kernels.prepare(spec, variant=args.config,
                            **({"arch": arch} if arch != "amd64" else {}))
     prepare_s = time.monotonic() - t0

@@ -165,7 +165,7 @@ def build_selftest(src: Path, include_root: Path, kselftest_tree: Path,
 STRESS = "hardening/gupnm_stress.c"
 
 
-def build_stress() -> Path:
+def build_stress(cc: str = "gcc") -> Path:
     """Static gupnm_stress (hardening/, not part of any series), built like
     the test from this checkout's ABI header and linux-source-6.12's
     kselftest.h; cached by content."""
@@ -174,6 +174,8 @@ def build_stress() -> Path:
     h = hashlib.sha256()
     for p in (src, uapi, selftests / "kselftest.h"):
         h.update(p.read_bytes())
+    if cc != "gcc":                     # a cross compiler: another binary
+        h.update(cc.encode())
     key = h.hexdigest()[:20]
     out = cache_dir() / "stress" / key / "gupnm_stress"
     if out.exists():
@@ -185,7 +187,7 @@ def build_stress() -> Path:
         tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=out.parent)) / out.name
         progress("building gupnm_stress (static)")
         try:
-            run(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror",
+            run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror",
                  "-I", REPO, "-I", selftests, "-o", tmp, src, "-lpthread"],
                 what="stress program build")
             os.replace(tmp, out)

@@ -154,7 +154,11 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
         files = {"gup_null_mapping": prep.test_binary}
     extra_env = {}
     if opts.stress is not None:
-        files["gupnm_stress"] = kernels.build_stress()
+        cross = {}
+        if prep.arch == "arm64":
+            from . import arm64
+            cross["cc"] = arm64.selftest_cc()
+        files["gupnm_stress"] = kernels.build_stress(**cross)
         extra_env["GUPNM_STRESS_CMD"] = f"./gupnm_stress {opts.stress}".strip()
     payload = initramfs.Payload(prep.release, prep.module, files, command,
                                 need_bash=bool(vmtests),

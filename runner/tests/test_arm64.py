@@ -12,7 +12,7 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gupnm import apt, arm64, debian, qemu  # noqa: E402
+from gupnm import apt, arm64, arm64_checks, debian, qemu  # noqa: E402
 from gupnm.host import RunnerError  # noqa: E402
 
 # CONFIG_CC_VERSION_TEXT of the real kernels: 6.12 cross-built by Debian,
@@ -113,6 +113,18 @@ class ForeignPackagesTest(unittest.TestCase):
         self.assertEqual(sorted(debian.image_names(names, "arm64")),
                          ["6.1.0-57-arm64", "6.12.117+deb12-arm64",
                           "6.12.117+deb12-arm64-16k"])
+
+
+class ChecksTest(unittest.TestCase):
+    def test_page_size_from_the_test_header(self):
+        tap = "TAP version 13\n# kernel 6.12.117+deb12-arm64-16k, page size 16384, 512 pages per buffer\n"
+        self.assertEqual(arm64_checks.page_size(tap), 16384)
+        self.assertIsNone(arm64_checks.page_size("TAP version 13\n1..13\n"))
+
+    def test_rows_are_the_three_debian_kernels(self):
+        self.assertEqual([(s, e) for s, e, _ in arm64_checks.ARM64_MATRIX], [
+            ("debian:6.1", "pass"), ("debian:6.12.117+deb12-arm64", "bug"),
+            ("debian:6.12.117+deb12-arm64-16k", "bug")])
 
 
 if __name__ == "__main__":

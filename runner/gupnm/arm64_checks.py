@@ -1,0 +1,71 @@
+"""make check-arm64: Debian's arm64 kernels under qemu-system-aarch64 (TCG).
+
+The rows (issue 13): 6.1 before the regression passes; bookworm's 6.12 with
+4K pages and with 16K pages show the bug. Each row is asserted like the
+x86 matrix (matrix.assertions: every case, controls, exit status, unload,
+free memory, benchmark, stress program), plus the page size the test used:
+the kernel's, never an assumed 4K.
+
+Not in make check: a cold run downloads three kernels and cross-builds
+(minutes); see the README for the times measured.
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from . import matrix
+from .host import REPO, RunnerError
+
+ARM64_MATRIX = [
+    # (spec, expect, page size)
+    ("debian:6.1", "pass", 4096),
+    ("debian:6.12.117+deb12-arm64", "bug", 4096),
+    ("debian:6.12.117+deb12-arm64-16k", "bug", 16384),
+]
+ARM64_TIMEOUT = 900         # TCG arm64 is slower than x86: generous
+# MemFree after rmmod vs before modprobe, on Debian's 6.12 arm64 kernels
+# (4K and 16K pages), trailed by 1 to 73 MiB over 7 runs (6.1: 5 to 8 MiB),
+# with no leak report from the driver at unload. Freed pages that stay
+# outside MemFree (per-CPU page lists, tuned up automatically since 6.7;
+# slab) are the likely cause: not proven, Debian's kernels have no
+# page_owner. The driver's own unload leak report ("no kernel splat")
+# stays the leak witness on these rows; this bound only catches gross loss.
+ARM64_MEMFREE_TOLERANCE_KB = 128 * 1024
+MEMFREE_CHECK = "free memory back within"
+
+
+def page_size(tap_text: str) -> int | None:
+    """The page size the test reported ('# kernel ..., page size N, ...')."""
+    m = re.search(r"page size (\d+)", tap_text)
+    return int(m.group(1)) if m else None
+
+
+def check_arm64(t) -> None:
+    """Each row of ARM64_MATRIX booted once, asserted into Tally @t."""
+    from .cli import run_one                    # cli imports checks' peers
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = REPO / "results" / f"check-arm64-{stamp}"
+    for spec, expect, psize in ARM64_MATRIX:
+        label = f"vm arm64 {spec}"
+        outdir = base / spec.replace(":", "_")
+        args = matrix._args("default", "")
+        args.arch, args.timeout = "arm64", ARM64_TIMEOUT
+        try:
+            out = run_one(spec, args, outdir)
+        except RunnerError as err:
+            t.record(f"{label}: prepared and booted", False, str(err))
+            continue
+        t.record(f"{label}: prepared and booted", True)
+        print(f"# {label}: {out.summary['verdict']} "
+              f"({out.summary['vm']['accel']}, results {outdir})", flush=True)
+        for name, ok, detail in matrix.assertions(out.summary, out.tap_text, expect):
+            if name.startswith(MEMFREE_CHECK):
+                delta = out.summary.get("memfree_delta_kb")
+                name = (f"{MEMFREE_CHECK} {ARM64_MEMFREE_TOLERANCE_KB // 1024} MiB "
+                        "after rmmod (arm64 bound)")
+                ok = delta is not None and delta <= ARM64_MEMFREE_TOLERANCE_KB
+            t.record(f"{label}: {name}", ok, detail)
+        got = page_size(out.tap_text)
+        t.record(f"{label}: the test used the kernel's page size ({psize})",
+                 got == psize, f"reported: {got}")
