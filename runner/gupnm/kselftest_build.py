@@ -38,6 +38,8 @@ SELFTESTS = "tools/testing/selftests"
 # Host packages selftests/mm needs to build in full (7.3) and install.
 HOST_PACKAGES = ("libcap-dev", "libnuma-dev", "liburing-dev", "rsync")
 # gcc quotes with ' or with ‘’ depending on the locale.
+# What `make headers_install` reads (x86_64).
+UAPI_DIRS = ("include/uapi", "arch/x86/include/uapi")
 KSFT_SKIP_SLIP = re.compile(r"khugepaged\.c:.*KSFT_SKIP\W* undeclared")
 
 
@@ -123,12 +125,9 @@ def _build_locked(worktree: Path, commit: str, root: Path) -> Built:
         raise RunnerError(f"git archive of {worktree} failed: "
                           + archive.stderr.decode(errors="replace"))
     _untar(archive.stdout, tree)
-    # A few minutes on a busy 2-core machine: kept across failed builds.
     if not headers.exists():
-        run(["make", "-C", worktree, f"O={root / 'hdr'}", "ARCH=x86_64",
-             f"INSTALL_HDR_PATH={tree / 'usr'}", "headers_install"], log=log,
-            what="make headers_install")
-        shutil.rmtree(root / "hdr", ignore_errors=True)
+        shutil.copytree(_headers(worktree, commit, log), tree / "usr",
+                        symlinks=True, dirs_exist_ok=True)
         headers.write_text("")
 
     make = ["make", "-C", tree / SELFTESTS, "TARGETS=mm"]
@@ -156,6 +155,29 @@ def _build_locked(worktree: Path, commit: str, root: Path) -> Built:
     shutil.rmtree(packed.parent, ignore_errors=True)
     stamp.write_text(extra + "\n")
     return _built(commit, root, extra)
+
+
+def _headers(worktree: Path, commit: str, log: Path) -> Path:
+    """`make headers_install` of @commit, cached by what it is made of.
+
+    A few minutes on a busy 2-core machine, and the same for every series
+    on one base: keyed by the git trees of the uapi directories, which the
+    series do not touch.
+    """
+    key = "".join(run(["git", "-C", worktree, "rev-parse", f"{commit}:{d}"]).strip()[:8]
+                  for d in UAPI_DIRS)
+    cached = cache_dir() / "kselftest-paths" / f"headers-{key}"
+    with locked(cache_dir() / "locks" / f"kselftest-headers-{key}.lock"):
+        if (cached / "include").is_dir():
+            return cached
+        tmp = cached.with_name(cached.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        run(["make", "-C", worktree, f"O={tmp / 'hdr'}", "ARCH=x86_64",
+             f"INSTALL_HDR_PATH={tmp / 'usr'}", "headers_install"], log=log,
+            what="make headers_install")
+        (tmp / "usr").rename(cached)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return cached
 
 
 def _untar(data: bytes, dest: Path) -> None:
