@@ -49,10 +49,13 @@ def host_checks(t) -> None:
             f"({', '.join(p.name for p in lava.JOBS.values())})", valid)
 
 
-def check_paths(t, spec: str) -> None:
-    """One guest, three paths; one check per path and one on the names."""
+def check_paths(t, spec: str, run=None) -> None:
+    """One guest, three paths; one check per path and one on the names.
+
+    @run: how to get the Outcome (default: kselftest_paths.run on @spec)."""
     try:
-        o = kselftest_paths.run(spec, _outdir(f"kselftest-{spec}"))
+        outdir = _outdir(f"kselftest-{spec}")
+        o = run(outdir) if run else kselftest_paths.run(spec, outdir)
     except RunnerError as err:
         t.record(f"kselftest {spec}: guest with the three paths", False, str(err))
         return
@@ -66,6 +69,8 @@ def check_paths(t, spec: str) -> None:
                      + o.console[-3000:])
             continue
         bad = kselftest_paths.verdict_problems(p, o.wrapper, bug=False)
+        if o.booted != o.release:
+            bad.append(f"the guest booted {o.booted}, not {o.release}")
         if name == "run_tests" and "# guest has a compiler" in p.text:
             bad.append("the guest had a compiler: run_tests could have built")
         verdicts = [f for f in p.flat if "_verdict_" in f.name]

@@ -70,6 +70,7 @@ class Outcome:
     boot_seconds: float
     console: str
     outdir: Path
+    booted: str | None = None    # the release the console's banner names
 
 
 def _copy_with_libs(binary: str, root: Path) -> None:
@@ -219,7 +220,12 @@ def run(spec: str, outdir: Path) -> Outcome:
     k = source.prepare(tree_name, selection)
     if not k.module:
         raise RunnerError(f"{spec}: no test_gup_fast module in this selection")
-    built = kselftest_build.build(k.tree)
+    return run_kernel(spec, k, kselftest_build.build(k.tree), outdir)
+
+
+def run_kernel(spec: str, k, built: kselftest_build.Built,
+               outdir: Path) -> Outcome:
+    """Boot @k (release, image, module) with @built's three paths."""
     outdir.mkdir(parents=True, exist_ok=True)
     cpio = build_initramfs(k, built, outdir / "initramfs")
     size = cpio.stat().st_size >> 20
@@ -235,8 +241,9 @@ def run(spec: str, outdir: Path) -> Outcome:
     (outdir / "paths.txt").write_text(text)
     if not os.environ.get("GUPNM_KEEP_WORK"):
         shutil.rmtree(outdir / "initramfs", ignore_errors=True)
+    m = re.search(r"Linux version (\S+)", con)
     return Outcome(spec, k.release, built.wrapper, split_paths(text),
-                   st.exit_code, seconds, con, outdir)
+                   st.exit_code, seconds, con, outdir, m.group(1) if m else None)
 
 
 def is_shadow(name: str) -> bool:
