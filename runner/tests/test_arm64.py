@@ -115,6 +115,16 @@ class ForeignPackagesTest(unittest.TestCase):
                           "6.12.117+deb12-arm64-16k"])
 
 
+class SourceConfigTest(unittest.TestCase):
+    def test_64k_fragment_has_pages_console_and_status_port(self):
+        from gupnm import kconfig
+        opts = kconfig.parse((kconfig.CONFIGS / "arm64-64k.config").read_text())
+        for name in ("CONFIG_ARM64_64K_PAGES", "CONFIG_SERIAL_AMBA_PL011_CONSOLE",
+                     "CONFIG_SERIAL_8250_PCI", "CONFIG_PCI_HOST_GENERIC",
+                     "CONFIG_SECRETMEM", "CONFIG_RUNTIME_TESTING_MENU"):
+            self.assertEqual(opts.get(name), "y", name)
+
+
 class ChecksTest(unittest.TestCase):
     def test_page_size_from_the_test_header(self):
         tap = "TAP version 13\n# kernel 6.12.117+deb12-arm64-16k, page size 16384, 512 pages per buffer\n"
