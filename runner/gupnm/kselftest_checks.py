@@ -56,7 +56,7 @@ def check_paths(t, spec: str, run=None) -> None:
     try:
         outdir = _outdir(f"kselftest-{spec}")
         o = run(outdir) if run else kselftest_paths.run(spec, outdir)
-    except RunnerError as err:
+    except (RunnerError, OSError) as err:
         t.record(f"kselftest {spec}: guest with the three paths", False, str(err))
         return
     progress(f"kselftest paths on {o.release}: guest {o.boot_seconds:.1f} s, "
@@ -92,7 +92,7 @@ def check_lava(t, job: str, spec: str, bug: bool) -> None:
     label = f"lava {job} on {spec}: per-case results, {expect}"
     try:
         r = lava.run(job, spec, _outdir(f"lava-{job}-{spec}"))
-    except RunnerError as err:
+    except (RunnerError, OSError) as err:
         t.record(label, False, str(err))
         return
     cases = r.suite(LAVA_SUITE[job])

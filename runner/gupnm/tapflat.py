@@ -82,14 +82,6 @@ def _named(items, depth: int) -> list[Flat]:
     return flat
 
 
-def finalize(items: list[Flat]) -> list[Flat]:
-    """Depths relative to the outermost level present."""
-    if not items:
-        return items
-    low = min(i.depth for i in items)
-    return [Flat(i.name, i.result, i.depth - low) for i in items]
-
-
 def duplicates(items: list[Flat]) -> list[str]:
     seen, dups = set(), []
     for i in items:
