@@ -123,43 +123,51 @@ def _build_module_locked(kdir: Path, out: Path, dk=None) -> Path:
     return ko
 
 
-def build_selftest(src: Path, include_root: Path, kselftest_tree: Path,
-                   cc: str = "gcc") -> Path:
-    """Static gup_null_mapping from @src, its ABI from @include_root/lib.
-
-    Cached by the content of everything it is built from; built in a
-    private temporary file and renamed into place under a lock, so parallel
-    runs (or clones) never see a half-written binary or each other's.
-    """
-    mm = kselftest_tree / "tools/testing/selftests/mm"
-    inputs = [src, include_root / "lib/test_gup_fast_uapi.h", mm.parent / "kselftest.h"]
+def _static_build(group: str, name: str, src: Path, inputs: list[Path],
+                  includes: list[Path], libs: list[str], cc: str,
+                  mkdirs: tuple[Path, ...] = ()) -> Path:
+    """A static binary @name from @src, cached by the content of @inputs
+    (and the cross compiler, if any); built in a private temporary file and
+    renamed into place under a lock, so parallel runs (or clones) never see
+    a half-written binary or each other's."""
     for p in inputs:
         if not p.exists():
-            raise RunnerError(f"{p} missing: cannot build gup_null_mapping")
+            raise RunnerError(f"{p} missing: cannot build {name}")
     h = hashlib.sha256()
     for p in inputs:
         h.update(p.read_bytes())
     if cc != "gcc":                     # a cross compiler: another binary
         h.update(cc.encode())
     key = h.hexdigest()[:20]
-    out = cache_dir() / "selftest" / key / "gup_null_mapping"
+    out = cache_dir() / group / key / name
     if out.exists():
         return out
-    with locked(cache_dir() / "locks" / f"selftest-{key}.lock"):
+    with locked(cache_dir() / "locks" / f"{group}-{key}.lock"):
         if out.exists():
             return out
         out.parent.mkdir(parents=True, exist_ok=True)
-        mm.mkdir(parents=True, exist_ok=True)      # -I target of "../kselftest.h"
+        for d in mkdirs:
+            d.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=out.parent)) / out.name
-        progress("building gup_null_mapping (static)")
+        progress(f"building {name} (static)")
         try:
             run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror",
-                 "-I", include_root, "-I", mm, "-o", tmp, src,
-                 "-lpthread", "-lm"], what="selftest build")
+                 *[a for inc in includes for a in ("-I", inc)], "-o", tmp, src,
+                 *libs], what=f"{name} build")
             os.replace(tmp, out)
         finally:
             shutil.rmtree(tmp.parent, ignore_errors=True)
     return out
+
+
+def build_selftest(src: Path, include_root: Path, kselftest_tree: Path,
+                   cc: str = "gcc") -> Path:
+    """Static gup_null_mapping from @src, its ABI from @include_root/lib."""
+    mm = kselftest_tree / "tools/testing/selftests/mm"
+    inputs = [src, include_root / "lib/test_gup_fast_uapi.h", mm.parent / "kselftest.h"]
+    # mm/ is the -I target of "../kselftest.h".
+    return _static_build("selftest", "gup_null_mapping", src, inputs, [include_root, mm],
+                         ["-lpthread", "-lm"], cc, mkdirs=(mm,))
 
 
 STRESS = "hardening/gupnm_stress.c"
@@ -169,31 +177,12 @@ def build_stress(cc: str = "gcc") -> Path:
     """Static gupnm_stress (hardening/, not part of any series), built like
     the test from this checkout's ABI header and linux-source-6.12's
     kselftest.h; cached by content."""
-    src, uapi = REPO / STRESS, REPO / "lib/test_gup_fast_uapi.h"
+    src = REPO / STRESS
     selftests = _kselftest_tree() / "tools/testing/selftests"
-    h = hashlib.sha256()
-    for p in (src, uapi, selftests / "kselftest.h"):
-        h.update(p.read_bytes())
-    if cc != "gcc":                     # a cross compiler: another binary
-        h.update(cc.encode())
-    key = h.hexdigest()[:20]
-    out = cache_dir() / "stress" / key / "gupnm_stress"
-    if out.exists():
-        return out
-    with locked(cache_dir() / "locks" / f"stress-{key}.lock"):
-        if out.exists():
-            return out
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=out.parent)) / out.name
-        progress("building gupnm_stress (static)")
-        try:
-            run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror",
-                 "-I", REPO, "-I", selftests, "-o", tmp, src, "-lpthread"],
-                what="stress program build")
-            os.replace(tmp, out)
-        finally:
-            shutil.rmtree(tmp.parent, ignore_errors=True)
-    return out
+    return _static_build("stress", "gupnm_stress", src,
+                         [src, REPO / "lib/test_gup_fast_uapi.h",
+                          selftests / "kselftest.h"],
+                         [REPO, selftests], ["-lpthread"], cc)
 
 
 # What the test needs from a kernel tree besides its own source.
