@@ -15,7 +15,7 @@ import re
 from datetime import datetime
 
 from . import matrix
-from .host import REPO, RunnerError
+from .host import REPO
 
 ARM64_MATRIX = [
     # (spec, expect, page size)
@@ -48,17 +48,12 @@ def check_arm64(t) -> None:
     base = REPO / "results" / f"check-arm64-{stamp}"
     for spec, expect, psize in ARM64_MATRIX:
         label = f"vm arm64 {spec}"
-        outdir = base / spec.replace(":", "_")
         args = matrix._args("default", "")
         args.arch, args.timeout = "arm64", ARM64_TIMEOUT
-        try:
-            out = run_one(spec, args, outdir)
-        except RunnerError as err:
-            t.record(f"{label}: prepared and booted", False, str(err))
+        out = matrix.boot(t, label, spec, args, base / spec.replace(":", "_"),
+                          run_one)
+        if out is None:
             continue
-        t.record(f"{label}: prepared and booted", True)
-        print(f"# {label}: {out.summary['verdict']} "
-              f"({out.summary['vm']['accel']}, results {outdir})", flush=True)
         for name, ok, detail in matrix.assertions(out.summary, out.tap_text, expect):
             if name.startswith(MEMFREE_CHECK):
                 delta = out.summary.get("memfree_delta_kb")

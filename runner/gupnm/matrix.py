@@ -214,6 +214,20 @@ def _args(config: str, test_args: str) -> argparse.Namespace:
                               stress=STRESS_ARGS[config])
 
 
+def boot(t, label: str, spec: str, args, outdir: Path, run_one):
+    """Prepare and run @spec once, recorded as "@label: prepared and
+    booted"; the outcome, or None when it could not be prepared."""
+    try:
+        out = run_one(spec, args, outdir)
+    except RunnerError as err:
+        t.record(f"{label}: prepared and booted", False, str(err))
+        return None
+    t.record(f"{label}: prepared and booted", True)
+    print(f"# {label}: {out.summary['verdict']} "
+          f"({out.summary['vm']['accel']}, results {outdir})", flush=True)
+    return out
+
+
 def _run(t, matrix, config: str, test_args: str) -> None:
     """Run each kernel once; non-empty @test_args run the binary directly."""
     from .cli import run_one                    # cli imports checks' peers
@@ -221,15 +235,10 @@ def _run(t, matrix, config: str, test_args: str) -> None:
     base = REPO / "results" / f"check-{config}-{stamp}"
     for spec, expect in matrix:
         label = f"vm {spec}{' (debug)' if config == 'debug' else ''}"
-        outdir = base / spec.replace(":", "_")
-        try:
-            out = run_one(spec, _args(config, test_args), outdir)
-        except RunnerError as err:
-            t.record(f"{label}: prepared and booted", False, str(err))
+        out = boot(t, label, spec, _args(config, test_args),
+                   base / spec.replace(":", "_"), run_one)
+        if out is None:
             continue
-        t.record(f"{label}: prepared and booted", True)
-        print(f"# {label}: {out.summary['verdict']} "
-              f"({out.summary['vm']['accel']}, results {outdir})", flush=True)
         for name, ok, detail in assertions(out.summary, out.tap_text, expect,
                                            debug=config == "debug"):
             t.record(f"{label}: {name}", ok, detail)
