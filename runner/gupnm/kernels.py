@@ -39,6 +39,8 @@ class Prepared:
     run_vmtests: Path | None          # set: run through run_vmtests.sh
     source: dict = field(default_factory=dict)   # how the kernel was obtained
     arch: str = "amd64"                 # the guest's: amd64 or arm64
+    config: Path | None = None          # the kernel's .config, when known
+    tree: Path | None = None            # a source kernel's patched tree
 
 
 def parse_spec(spec: str) -> tuple[str, list[str]]:
@@ -291,8 +293,8 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
         return _prepare_arm64(spec, kind, args, variant)
     if kind == "debian":
         if variant != "default":
-            raise RunnerError("a debug config needs a source kernel "
-                              "(source:debian-6.12)")
+            raise RunnerError(f"--config {variant} needs a kernel built from "
+                              "source (source:debian-6.12)")
         k = debian.fetch(args[0])
         module = build_module(k.kdir, k.release, k)
         binary = build_selftest(REPO / SELFTEST, REPO, _kselftest_tree())
@@ -302,7 +304,8 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
                          "packages": k.packages, "boot_image": str(image),
                          "version": k.offered.version if k.offered else None,
                          "suites": k.offered.suites if k.offered else [],
-                         "compiler": debian.cc_version_text(k.kdir)})
+                         "compiler": debian.cc_version_text(k.kdir)},
+                        config=k.kdir / ".config")
     if kind == "source":
         tree, sel = args
         k = source.prepare(tree, sel, variant)
@@ -316,7 +319,8 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
         return Prepared(spec, k.release, k.image, module, binary, vmtests,
                         {"kind": "source", "tree": str(k.base),
                          "base_commit": k.base_commit, "patches": k.patches,
-                         "selection": sel, "config": variant})
+                         "selection": sel, "config": variant},
+                        config=k.build / ".config", tree=k.tree)
     image, moddir = Path(args[0]).resolve(), Path(args[1]).resolve()
     if not image.exists():
         raise UsageError(f"kernel image {image} does not exist")
@@ -345,12 +349,25 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
 def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepared:
     """An arm64 Debian kernel: module and static test cross-built."""
     from . import arm64
+    if kind == "source" and variant == "default" and args[1] != "none":
+        # 64K pages (runner/configs/arm64-64k.config), cross-built; the test
+        # runs directly (run_vmtests.sh needs bash, an x86 binary here).
+        tree, sel = args
+        k = source.prepare(tree, sel, variant, arch=arm64.ARCH)
+        binary = build_selftest(k.tree / SELFTEST, k.tree, k.tree,
+                                cc=arm64.selftest_cc())
+        return Prepared(spec, k.release, k.image, k.module, binary, None,
+                        {"kind": "source", "tree": str(k.base), "arch": arm64.ARCH,
+                         "pages": "64K", "base_commit": k.base_commit,
+                         "patches": k.patches, "selection": sel,
+                         "config": "arm64-64k"}, arch=arm64.ARCH,
+                        config=k.build / ".config", tree=k.tree)
     if kind != "debian" or variant != "default":
         what = f"--config {variant}" if variant != "default" else f"'{spec}'"
-        raise UsageError(f"--arch arm64 takes Debian binary kernels only "
+        raise UsageError(f"--arch arm64 takes Debian binary kernels "
                          f"(debian:6.12.117+deb12-arm64, debian:6.12.117+deb12-"
-                         f"arm64-16k, debian:6.1), not {what}: source kernels "
-                         "are not cross-built yet")
+                         f"arm64-16k, debian:6.1) and 64K-page source kernels "
+                         f"(source:debian-6.12:all|nofix|wrongfix), not {what}")
     k = debian.fetch(args[0], arm64.ARCH)
     module = build_module(k.kdir, k.release, k)
     binary = build_selftest(REPO / SELFTEST, REPO, _kselftest_tree(),
@@ -364,4 +381,4 @@ def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepa
                      "compiler": debian.cc_version_text(k.kdir),
                      "cross_compiler": arm64.cross_compiler(
                          debian.cc_version_text(k.kdir))},
-                    arch=arm64.ARCH)
+                    arch=arm64.ARCH, config=k.kdir / ".config")

@@ -248,21 +248,25 @@ def make_env(kroot: Path) -> dict:
             "KBUILD_BUILD_TIMESTAMP": "2026-01-01"}
 
 
-def prepare(spec: str, selection: str, variant: str = "default") -> SourceKernel:
+def prepare(spec: str, selection: str, variant: str = "default",
+            arch: str = "amd64") -> SourceKernel:
     resolved = resolve_base(spec)
     base = resolved.path
     head = _git(base, "rev-parse", "HEAD")
     patches = series(selection, current_series(base, resolved.series)
                      if selection != "none" else PATCHES / resolved.series)
     key = f"{_slug(base.name)}-{head[:12]}-{selection}-{variant}"
+    if arch != "amd64":
+        key += f"-{arch}"
     kroot = cache_dir() / "kernels" / key
     kroot.mkdir(parents=True, exist_ok=True)
     with locked(cache_dir() / "locks" / f"{key}.lock"):
-        return _prepare_locked(base, head, patches, selection, variant, kroot)
+        return _prepare_locked(base, head, patches, selection, variant, kroot,
+                               arch)
 
 
 def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
-                    variant: str, kroot: Path) -> SourceKernel:
+                    variant: str, kroot: Path, arch: str = "amd64") -> SourceKernel:
     tree, build = kroot / "src", kroot / "build"
     log = kroot / "build.log"
     log.write_text("")
@@ -292,11 +296,18 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
                           "CONFIG_TEST_GUP_FAST=m\n"))
     else:
         frags = kconfig.fragments(variant, tree, with_module)
+    if arch == "arm64":     # issue 13: arm64 guest with 64K pages
+        frags = [("arm64-64k.config", (kconfig.CONFIGS / "arm64-64k.config")
+                  .read_text()) if n == "base.config" else (n, text)
+                 for n, text in frags]
     digest = kconfig.digest(frags)
     stamp = build / ".gupnm-config"
     env = make_env(kroot)
     make = ["make", "-C", str(tree), f"O={build}", "ARCH=x86_64",
             "CC=ccache gcc", "HOSTCC=ccache gcc"]
+    if arch == "arm64":
+        make[4:6] = ["ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-",
+                     "CC=ccache aarch64-linux-gnu-gcc"]
     if not (build / ".config").exists() or not stamp.exists() or \
             stamp.read_text().strip() != digest:
         progress(f"configuring: tinyconfig + {', '.join(n for n, _ in frags)}")
@@ -327,6 +338,8 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
     # vmlinux boots via PVH without the emulated decompressor; KASAN kernels
     # cannot (see configs/debug.config), so the debug variant boots bzImage.
     target = "bzImage" if variant == "debug" else "vmlinux"
+    if arch == "arm64":
+        target = "Image"
     # One kernel build at a time on this machine, whichever run or clone
     # asks: two parallel builds on 2 cores only make both slower. Runs with
     # caches of their own share it through GUPNM_BUILD_LOCK.
@@ -352,5 +365,7 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
         shutil.copy2(module, snap / module.name)
         module = snap / module.name
     image = build / ("arch/x86/boot/bzImage" if variant == "debug" else "vmlinux")
+    if arch == "arm64":
+        image = build / "arch/arm64/boot/Image"
     return SourceKernel(release, image, module, build, tree, base,
                         head, [p.name for p in patches], variant)

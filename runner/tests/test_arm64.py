@@ -131,10 +131,12 @@ class ChecksTest(unittest.TestCase):
         self.assertEqual(arm64_checks.page_size(tap), 16384)
         self.assertIsNone(arm64_checks.page_size("TAP version 13\n1..13\n"))
 
-    def test_rows_are_the_three_debian_kernels(self):
-        self.assertEqual([(s, e) for s, e, _ in arm64_checks.ARM64_MATRIX], [
-            ("debian:6.1", "pass"), ("debian:6.12.117+deb12-arm64", "bug"),
-            ("debian:6.12.117+deb12-arm64-16k", "bug")])
+    def test_rows_are_three_debian_kernels_and_the_64k_pair(self):
+        self.assertEqual([(s, e, ps) for s, e, ps in arm64_checks.ARM64_MATRIX], [
+            ("debian:6.1", "pass", 4096), ("debian:6.12.117+deb12-arm64", "bug", 4096),
+            ("debian:6.12.117+deb12-arm64-16k", "bug", 16384),
+            ("source:debian-6.12:nofix", "bug", 65536),
+            ("source:debian-6.12:all", "pass", 65536)])
 
 
 if __name__ == "__main__":

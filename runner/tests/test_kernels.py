@@ -80,7 +80,7 @@ class PrepareTest(unittest.TestCase):
 
     def test_debian_debug_variant_refused_before_download(self):
         with mock.patch.object(debian, 'fetch') as fetch:
-            with self.assertRaisesRegex(RunnerError, 'debug config needs a source kernel'):
+            with self.assertRaisesRegex(RunnerError, '--config debug needs a kernel built from source'):
                 kernels.prepare('debian:6.12', variant='debug')
         fetch.assert_not_called()
 
