@@ -1,8 +1,10 @@
-"""Figures a selftests/mm program prints: parse them.
+"""Figures a selftests/mm program prints: parse, summarise, compare, report, plot.
 
 For ``gupnm-run compare --command CMD --repeat N``: the program runs N times
-(boots) on each of two kernels; each run's output goes through parse().
-Pure Python (stdlib).
+(boots) on each of two kernels; each run's output goes through parse(), the
+runs of one kernel through summarise(), the two summaries through compare(),
+and the rows to format_table() and plot(). Pure Python (stdlib); the plot
+uses gnuplot when it is installed.
 
 parse(program, text) knows these programs (``program`` is the basename of
 the command's first word); the formats are the printf()s of the sources:
@@ -59,6 +61,20 @@ the serial console split in the middle is lost, not misread.
 
 Repeated figures (gup_test -r 20, -j threads, several runs) keep their order.
 An empty result means the program printed no figure: the caller must say so.
+
+Statistics (summarise): per figure name, ``values`` pools every value of
+every run (each repeat counts); mean, stddev (sample, n-1; 0 for n=1), min,
+max and n are over those. ``run_means`` keeps one mean per run that printed
+the figure, so the spread between boots stays visible.
+
+Significance (compare): Welch's two-sided t-test, p < 0.05 (ALPHA). The
+samples are the per-run means when both kernels have at least two runs of
+the figure (the boot is the unit of repetition: repeats inside one boot
+share its state, and under TCG boots differ more than repeats do), else the
+pooled values (``basis`` says which). With fewer than two samples on a side
+there is no noise estimate and ``significant`` is None. When both sides have
+zero variance, any difference is significant. ``better_on`` names the
+better kernel only when the difference is significant.
 """
 
 from __future__ import annotations
@@ -66,9 +82,15 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
+import subprocess
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from pathlib import Path
+from typing import Iterable, Optional, Sequence
 
+from . import stats as _stats
+
+ALPHA = 0.05
 LOWER, HIGHER = 'lower', 'higher'
 
 _NUM = r'(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?'
@@ -91,6 +113,10 @@ _TIME_UNITS = {'ns', 'us', 'µs', 'ms', 's', 'sec', 'secs', 'seconds', 'cycles'}
 _LEGACY_BENCH_COLUMNS = ('min', 'median', 'max')
 
 
+class PlotError(RuntimeError):
+    """gnuplot ran and failed (a bug in the script made here)."""
+
+
 @dataclass(frozen=True)
 class Figure:
     """One printed measurement."""
@@ -98,6 +124,21 @@ class Figure:
     value: float
     unit: str
     better: str            # LOWER or HIGHER
+
+
+@dataclass(frozen=True)
+class Stats:
+    """All values of one figure on one kernel (module docstring)."""
+    name: str
+    unit: str
+    better: str
+    n: int
+    mean: float
+    stddev: float
+    min: float
+    max: float
+    values: tuple[float, ...]
+    run_means: tuple[float, ...]
 
 
 # ---------------------------------------------------------------- parsing
@@ -214,3 +255,252 @@ PARSERS = {
 def parse(program: str, text: str) -> list[Figure]:
     """Every figure ``program`` printed in ``text``, in order ([] if none)."""
     return PARSERS.get(os.path.basename(program), _parse_generic)(text)
+
+
+# ------------------------------------------------------------- statistics
+
+def _sd(values: Sequence[float]) -> float:
+    if len(values) < 2:
+        return 0.0
+    m = math.fsum(values) / len(values)
+    return math.sqrt(math.fsum((v - m) ** 2 for v in values) / (len(values) - 1))
+
+
+def summarise(runs: list[list[Figure]]) -> dict[str, Stats]:
+    """Per figure name (in order of first appearance): Stats over all runs.
+
+    ValueError when one name comes with two units or directions (the
+    figures of two different programs mixed up).
+    """
+    values: dict[str, list[float]] = {}
+    run_means: dict[str, list[float]] = {}
+    kind: dict[str, tuple[str, str]] = {}
+    for run in runs:
+        this_run: dict[str, list[float]] = {}
+        for f in run:
+            if kind.setdefault(f.name, (f.unit, f.better)) != (f.unit, f.better):
+                raise ValueError(f'figure {f.name!r}: unit/better {f.unit}/{f.better} '
+                                 f'differs from {kind[f.name][0]}/{kind[f.name][1]}')
+            this_run.setdefault(f.name, []).append(f.value)
+        for name, vals in this_run.items():
+            values.setdefault(name, []).extend(vals)
+            run_means.setdefault(name, []).append(_stats.mean(vals))
+    out = {}
+    for name, vals in values.items():
+        unit, better = kind[name]
+        out[name] = Stats(name, unit, better, len(vals), _stats.mean(vals), _sd(vals),
+                          min(vals), max(vals), tuple(vals), tuple(run_means[name]))
+    return out
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 500):
+        m2 = 2 * m
+        for num in (m * (b - m) * x / ((a + m2 - 1) * (a + m2)),
+                    -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-14:
+            break
+    return h
+
+
+def _betai(a: float, b: float, x: float) -> float:
+    """Regularised incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                     + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_two_sided_p(t: float, df: float) -> float:
+    """P(|T| >= |t|) for Student's t with ``df`` degrees of freedom."""
+    if math.isinf(t):
+        return 0.0
+    return _betai(df / 2.0, 0.5, df / (df + t * t))
+
+
+def welch(a: Sequence[float], b: Sequence[float]) -> Optional[tuple[float, float, float]]:
+    """(t, df, two-sided p) of Welch's test of mean(b) - mean(a); None if a side has < 2."""
+    na, nb = len(a), len(b)
+    if na < 2 or nb < 2:
+        return None
+    ma, mb = math.fsum(a) / na, math.fsum(b) / nb
+    qa, qb = _sd(a) ** 2 / na, _sd(b) ** 2 / nb
+    se2 = qa + qb
+    if se2 == 0:
+        return (0.0, na + nb - 2.0, 1.0) if ma == mb else \
+            (math.copysign(math.inf, mb - ma), na + nb - 2.0, 0.0)
+    t = (mb - ma) / math.sqrt(se2)
+    df = se2 ** 2 / (qa ** 2 / (na - 1) + qb ** 2 / (nb - 1))
+    return t, df, t_two_sided_p(t, df)
+
+
+def compare(a: dict[str, Stats], b: dict[str, Stats]) -> list[dict]:
+    """One row per figure present in both (in A's order); see the module docstring."""
+    rows = []
+    for name, sa in a.items():
+        sb = b.get(name)
+        if sb is None:
+            continue
+        if (sa.unit, sa.better) != (sb.unit, sb.better):
+            raise ValueError(f'figure {name!r}: {sa.unit}/{sa.better} on A, '
+                             f'{sb.unit}/{sb.better} on B')
+        by_runs = len(sa.run_means) >= 2 and len(sb.run_means) >= 2
+        xa, xb = (sa.run_means, sb.run_means) if by_runs else (sa.values, sb.values)
+        test = welch(xa, xb)
+        significant = None if test is None else test[2] < ALPHA
+        better_on = None
+        if significant and sa.mean != sb.mean:
+            b_lower = sb.mean < sa.mean
+            better_on = 'b' if b_lower == (sa.better == LOWER) else 'a'
+        ratio = sb.mean / sa.mean if sa.mean else None
+        rows.append({
+            'name': name, 'unit': sa.unit, 'better': sa.better,
+            'a_mean': sa.mean, 'a_sd': sa.stddev, 'a_n': sa.n, 'a_runs': len(sa.run_means),
+            'b_mean': sb.mean, 'b_sd': sb.stddev, 'b_n': sb.n, 'b_runs': len(sb.run_means),
+            'ratio': ratio,
+            'change_pct': (ratio - 1.0) * 100.0 if ratio is not None else None,
+            'basis': 'runs' if by_runs else 'values',
+            't': None if test is None else test[0],
+            'df': None if test is None else test[1],
+            'p_value': None if test is None else test[2],
+            'significant': significant,
+            'better_on': better_on,
+        })
+    return rows
+
+
+# ----------------------------------------------------------------- report
+
+def _decimals(value: float) -> int:
+    """Decimals that show about four significant digits (none for >= 1000)."""
+    if value == 0 or not math.isfinite(value):
+        return 1
+    return max(0, min(6, 3 - math.floor(math.log10(abs(value)))))
+
+
+def _mean_sd(mean: float, sd: float) -> str:
+    d = _decimals(mean)
+    return f'{mean:.{d}f} ± {sd:.{d}f}'
+
+
+def _verdict(row: dict) -> str:
+    if row['significant'] is None:
+        return 'n/a (<2 samples)'
+    if not row['significant']:
+        return 'within noise'
+    return f"{row['better_on'].upper()} better" if row['better_on'] else 'differs'
+
+
+def format_table(rows: list[dict], label_a: str, label_b: str, emulated: bool) -> str:
+    """Fixed-width table of compare() rows, with what A and B are and the rule used."""
+    lines = []
+    if emulated:
+        lines.append('QEMU TCG: emulated CPU, not hardware; absolute figures are not '
+                     'hardware timings, only the comparison between kernels means something.')
+    lines += [f'A: {label_a}', f'B: {label_b}', '']
+    if not rows:
+        lines.append('(no figure printed on both kernels)')
+        return '\n'.join(lines)
+    headers = ['figure', 'unit', 'A mean ± sd', 'n', 'B mean ± sd', 'n', 'B/A', 'change',
+               'p', 'verdict']
+    table = []
+    for r in rows:
+        table.append([
+            r['name'], r['unit'], _mean_sd(r['a_mean'], r['a_sd']),
+            f"{r['a_n']}/{r['a_runs']}", _mean_sd(r['b_mean'], r['b_sd']),
+            f"{r['b_n']}/{r['b_runs']}",
+            None if r['ratio'] is None else f"{r['ratio']:.3f}",
+            None if r['change_pct'] is None else f"{r['change_pct']:+.1f}%",
+            None if r['p_value'] is None else f"{r['p_value']:.3g}",
+            _verdict(r),
+        ])
+    lines.append(_stats.format_table(
+        table, headers,
+        right_align=[False, False, True, True, True, True, True, True, True, False]))
+    lines += ['',
+              'mean ± sd (sample) over every value of every run; n = values/runs. '
+              'p: two-sided Welch t-test',
+              f'on the per-run means (on all values when a kernel has one run), '
+              f'significant when p < {ALPHA}.']
+    return '\n'.join(lines)
+
+
+def _gp_str(text: str) -> str:
+    """A gnuplot single-quoted string (no escapes inside; '' is a quote)."""
+    return "'" + text.replace('\n', ' ').replace("'", "''") + "'"
+
+
+def plot(rows: list[dict], outdir: Path, label_a: str, label_b: str, title: str) -> Optional[Path]:
+    """Bar chart A vs B per figure, error bars = sd, as outdir/figures.png.
+
+    Figures in different units are each divided by A's mean (A = 1; the
+    title and y label say so; figures with A's mean 0 are left out).
+    None when gnuplot is missing or nothing can be drawn; PlotError when
+    gnuplot fails.
+    """
+    if shutil.which('gnuplot') is None:
+        return None
+    normalised = len({r['unit'] for r in rows}) > 1
+    data: list[str] = []
+    top, longest = 0.0, 0
+    for r in rows:
+        scale = 1.0
+        if normalised:
+            if not r['a_mean']:
+                continue
+            scale = 1.0 / r['a_mean']
+        name = r['name'].replace('\t', ' ').replace('"', "'")
+        cells = [r['a_mean'] * scale, r['a_sd'] * scale, r['b_mean'] * scale, r['b_sd'] * scale]
+        top = max(top, cells[0] + cells[1], cells[2] + cells[3])
+        longest = max(longest, len(name))
+        data.append(name + ''.join(f'\t{c!r}' for c in cells) + '\n')
+    if not data:
+        return None
+    outdir.mkdir(parents=True, exist_ok=True)
+    dat, script, png = outdir / 'figures.dat', outdir / 'figures.gp', outdir / 'figures.png'
+    dat.write_text(''.join(data))
+    if normalised:
+        title += " (each figure / A's mean: units differ)"
+        ylabel = "relative to A's mean (A = 1)"
+    else:
+        ylabel = rows[0]['unit']
+    width = min(2000, max(640, 130 * len(data) + 240))
+    # Groups sit at 0..n-1 of an x range -1..n; about 9 px a character:
+    # turn the names when they would touch.
+    turn = longest * 9 > (width - 160) / (len(data) + 1) - 10
+    xtics = 'set xtics nomirror rotate by 30 right' if turn else 'set xtics nomirror'
+    script.write_text(f"""set terminal pngcairo size {width},560 noenhanced
+set output {_gp_str(str(png))}
+set title {_gp_str(title)}
+set datafile separator "\\t"
+set style data histogram
+set style histogram errorbars gap 2 lw 1
+set style fill solid 0.7 border -1
+set ylabel {_gp_str(ylabel)}
+set yrange [0:{top * 1.15 if top > 0 else 1.0!r}]
+set grid ytics
+set key outside bottom center horizontal
+{xtics}
+plot {_gp_str(str(dat))} using 2:3:xtic(1) title {_gp_str('A: ' + label_a)}, \\
+     '' using 4:5 title {_gp_str('B: ' + label_b)}
+""")
+    done = subprocess.run(['gnuplot', str(script)], capture_output=True, text=True)
+    if done.returncode != 0 or not png.exists():
+        raise PlotError(f'gnuplot {script} failed (exit {done.returncode}): '
+                        f'{done.stderr.strip()}')
+    return png

@@ -1,4 +1,4 @@
-"""Unit tests for gupnm.figures (parse).
+"""Unit tests for gupnm.figures (parse, summarise, compare, table, plot).
 
 Every sample below is built from the printf() formats of the real sources,
 cited in a comment next to it: KSRC_6_12 and KSRC_7_3 are Debian's
@@ -8,12 +8,17 @@ torvalds/linux's tools/testing/selftests/vm/gup_test.c and the v6.1 patch
 "selftests/vm: add test to measure MADV_UNMERGEABLE performance" (no 6.1
 tree is unpacked here). kselftest.h's ksft_print_msg() prints "# " before
 its text at each call (KSRC_6_12 tools/testing/selftests/kselftest.h:159-169).
-No VM runs.
+No VM runs; gnuplot runs only in the test that makes a PNG.
 """
 
+import math
+import shutil
+import subprocess
 import sys
+import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -301,6 +306,266 @@ class ParseGarbageTest(unittest.TestCase):
         self.assertEqual(figures.parse('gup_test', KSM_D_6_12), [])
         self.assertEqual(figures.parse('ksm_tests', GUP_TEST_6_12), [])
         self.assertEqual(figures.parse('gup_null_mapping', GUP_TEST_6_12 + KSM_D_6_12), [])
+
+
+def fig(name, value, unit='us', better=LOWER):
+    return Figure(name, value, unit, better)
+
+
+class SummariseTest(unittest.TestCase):
+
+    def test_values_pooled_and_run_means_kept(self):
+        runs = [[fig('get_us', 10), fig('put_us', 1), fig('get_us', 12)],
+                [fig('get_us', 14), fig('put_us', 3)]]
+        s = figures.summarise(runs)
+        self.assertEqual(list(s), ['get_us', 'put_us'])
+        g = s['get_us']
+        self.assertEqual((g.n, g.mean, g.min, g.max), (3, 12.0, 10.0, 14.0))
+        self.assertAlmostEqual(g.stddev, 2.0)
+        self.assertEqual(g.values, (10.0, 12.0, 14.0))
+        self.assertEqual(g.run_means, (11.0, 14.0))
+        self.assertAlmostEqual(s['put_us'].stddev, math.sqrt(2))
+
+    def test_single_value_has_zero_sd(self):
+        s = figures.summarise([[fig('time', 0.5, 's')]])['time']
+        self.assertEqual((s.n, s.mean, s.stddev, s.run_means), (1, 0.5, 0.0, (0.5,)))
+
+    def test_runs_without_figures(self):
+        self.assertEqual(figures.summarise([]), {})
+        self.assertEqual(figures.summarise([[], []]), {})
+        s = figures.summarise([[], [fig('x', 2)], [fig('x', 4)]])['x']
+        self.assertEqual(s.run_means, (2.0, 4.0))
+
+    def test_one_name_two_units_is_an_error(self):
+        with self.assertRaisesRegex(ValueError, "'speed'"):
+            figures.summarise([[fig('speed', 1, 'MiB/s', HIGHER)], [fig('speed', 1, 's')]])
+
+    def test_real_parse_feeds_summarise(self):
+        s = figures.summarise([figures.parse('gup_test', GUP_TEST_6_12)])
+        self.assertEqual(s['PIN_LONGTERM get_us'].n, 4)
+        self.assertAlmostEqual(s['PIN_LONGTERM get_us'].mean, 14400.25)
+
+
+class TDistributionTest(unittest.TestCase):
+
+    def test_closed_forms(self):
+        for t in (0.0, 0.5, 1.0, 3.0, 12.706, 100.0):
+            with self.subTest(t=t):
+                # df=1 (Cauchy) and df=2 have closed forms.
+                self.assertAlmostEqual(figures.t_two_sided_p(t, 1), 1 - 2 / math.pi * math.atan(t),
+                                       places=10)
+                self.assertAlmostEqual(figures.t_two_sided_p(t, 2), 1 - t / math.sqrt(2 + t * t),
+                                       places=10)
+
+    def test_table_critical_values(self):
+        for t, df in ((2.776, 4), (2.228, 10), (2.042, 30), (1.960, 1e7)):
+            with self.subTest(df=df):
+                self.assertAlmostEqual(figures.t_two_sided_p(t, df), 0.05, places=3)
+
+    def test_welch_statistic_and_df(self):
+        t, df, p = figures.welch([1, 2, 3, 4, 5], [2, 4, 6, 8, 10])
+        self.assertAlmostEqual(t, 3 / math.sqrt(2.5))
+        self.assertAlmostEqual(df, 6.25 / 1.0625)
+        self.assertTrue(0.05 < p < 0.2)
+        self.assertIsNone(figures.welch([1], [1, 2]))
+
+
+def stats_of(runs_values, name='get_us', unit='us', better=LOWER):
+    return figures.summarise([[Figure(name, v, unit, better) for v in run] for run in runs_values])
+
+
+class CompareTest(unittest.TestCase):
+
+    def test_clear_difference_lower_is_better(self):
+        a = stats_of([[100], [101], [99], [100], [102]])
+        b = stats_of([[80], [81], [79], [80], [82]])
+        (row,) = figures.compare(a, b)
+        self.assertEqual(row['basis'], 'runs')
+        self.assertTrue(row['significant'])
+        self.assertEqual(row['better_on'], 'b')
+        self.assertAlmostEqual(row['ratio'], 80.4 / 100.4)
+        self.assertAlmostEqual(row['change_pct'], (80.4 / 100.4 - 1) * 100)
+        self.assertLess(row['p_value'], 1e-6)
+        self.assertEqual((row['a_n'], row['a_runs'], row['b_n'], row['b_runs']), (5, 5, 5, 5))
+
+    def test_unclear_difference_is_noise(self):
+        a = stats_of([[100], [110], [90]])
+        b = stats_of([[104], [114], [94]])
+        (row,) = figures.compare(a, b)
+        self.assertFalse(row['significant'])
+        self.assertIsNone(row['better_on'])
+        self.assertGreater(row['p_value'], 0.05)
+
+    def test_higher_is_better(self):
+        a = stats_of([[5250, 5260], [5240]], 'speed', 'MiB/s', HIGHER)
+        b = stats_of([[4800, 4790], [4810]], 'speed', 'MiB/s', HIGHER)
+        (row,) = figures.compare(a, b)
+        # one side has one value per run: run means 5255 and 5240 vs 4795 and 4810
+        self.assertEqual(row['basis'], 'runs')
+        self.assertTrue(row['significant'])
+        self.assertEqual(row['better_on'], 'a')
+
+    def test_repeats_inside_one_run_are_the_samples_when_one_run(self):
+        a = stats_of([[14.91, 14.5, 15.3, 14.9, 15.0]])
+        b = stats_of([[10.76, 10.6, 10.9, 10.8, 10.7]])
+        (row,) = figures.compare(a, b)
+        self.assertEqual(row['basis'], 'values')
+        self.assertTrue(row['significant'])
+        self.assertEqual(row['better_on'], 'b')
+
+    def test_boot_noise_beats_repeat_noise(self):
+        # Tight repeats, but the boots disagree: the run means decide.
+        a = stats_of([[100, 100.1, 99.9], [120, 120.1, 119.9], [80, 80.1, 79.9]])
+        b = stats_of([[105, 105.1, 104.9], [125, 125.1, 124.9], [85, 85.1, 84.9]])
+        (row,) = figures.compare(a, b)
+        self.assertEqual(row['basis'], 'runs')
+        self.assertFalse(row['significant'])
+
+    def test_one_sample_each_cannot_be_judged(self):
+        (row,) = figures.compare(stats_of([[10]]), stats_of([[20]]))
+        self.assertIsNone(row['significant'])
+        self.assertIsNone(row['p_value'])
+        self.assertIsNone(row['better_on'])
+        self.assertEqual(row['ratio'], 2.0)
+
+    def test_zero_variance(self):
+        (row,) = figures.compare(stats_of([[10], [10]]), stats_of([[12], [12]]))
+        self.assertTrue(row['significant'])
+        self.assertEqual(row['better_on'], 'a')
+        (row,) = figures.compare(stats_of([[10], [10]]), stats_of([[10], [10]]))
+        self.assertFalse(row['significant'])
+
+    def test_only_figures_on_both_sides_and_zero_a_mean(self):
+        a = figures.summarise([[fig('x', 0), fig('only_a', 1)], [fig('x', 0)]])
+        b = figures.summarise([[fig('x', 1), fig('only_b', 1)], [fig('x', 2)]])
+        (row,) = figures.compare(a, b)
+        self.assertEqual(row['name'], 'x')
+        self.assertIsNone(row['ratio'])
+        self.assertIsNone(row['change_pct'])
+
+    def test_unit_mismatch_is_an_error(self):
+        with self.assertRaises(ValueError):
+            figures.compare(stats_of([[1]]), stats_of([[1]], unit='ms'))
+
+
+def sample_rows():
+    a = figures.summarise([[fig('PIN_LONGTERM get_us', v)] for v in (14391, 14450, 14300)]
+                          + [[fig('speed', 5250.0, 'MiB/s', HIGHER)]])
+    b = figures.summarise([[fig('PIN_LONGTERM get_us', v)] for v in (4867, 4900, 4850)]
+                          + [[fig('speed', 4800.0, 'MiB/s', HIGHER)]])
+    return figures.compare(a, b)
+
+
+class FormatTableTest(unittest.TestCase):
+
+    def test_table(self):
+        text = figures.format_table(sample_rows(), 'debian:6.12', 'source:debian-7.3', False)
+        lines = text.splitlines()
+        self.assertEqual(lines[:2], ['A: debian:6.12', 'B: source:debian-7.3'])
+        self.assertNotIn('TCG', text)
+        header = next(line for line in lines if line.startswith('figure'))
+        sep = lines[lines.index(header) + 1]
+        self.assertTrue(set(sep) <= {'-', ' '})
+        get_row = next(line for line in lines if line.startswith('PIN_LONGTERM get_us'))
+        speed_row = next(line for line in lines if line.startswith('speed'))
+        self.assertIn('14380 ± 76', get_row)
+        self.assertIn('4872 ± 25', get_row)
+        self.assertIn('B better', get_row)
+        self.assertIn('-66.1%', get_row)
+        self.assertIn('0.339', get_row)
+        self.assertIn('3/3', get_row)
+        self.assertIn('5250 ± 0', speed_row)
+        self.assertIn('n/a (<2 samples)', speed_row)
+        # fixed width: the B/A column ends at the same place on every row
+        col = header.index('B/A') + len('B/A')
+        self.assertEqual(get_row[col - 5:col], '0.339')
+        self.assertEqual(speed_row[col - 5:col], '0.914')
+        self.assertIn('Welch', text)
+
+    def test_emulated_line(self):
+        text = figures.format_table(sample_rows(), 'a', 'b', True)
+        self.assertIn('QEMU TCG', text.splitlines()[0])
+        self.assertIn('not hardware', text.splitlines()[0])
+
+    def test_no_rows(self):
+        text = figures.format_table([], 'a', 'b', False)
+        self.assertIn('no figure printed on both kernels', text)
+
+    def test_small_values_keep_digits(self):
+        (row,) = figures.compare(stats_of([[0.4264], [0.4272]], 'time', 's'),
+                                 stats_of([[0.3901], [0.3905]], 'time', 's'))
+        text = figures.format_table([row], 'a', 'b', False)
+        self.assertIn('0.4268 ± 0.0006', text)
+        self.assertIn('A better' if row['better_on'] == 'a' else 'B better', text)
+
+
+class PlotTest(unittest.TestCase):
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    def test_skipped_without_gnuplot(self):
+        with mock.patch.object(figures.shutil, 'which', return_value=None), \
+                mock.patch.object(figures.subprocess, 'run',
+                                  side_effect=AssertionError('must not run')):
+            self.assertIsNone(figures.plot(sample_rows(), self.tmp, 'a', 'b', 't'))
+        self.assertEqual(list(self.tmp.iterdir()), [])
+
+    def test_nothing_to_draw(self):
+        self.assertIsNone(figures.plot([], self.tmp, 'a', 'b', 't'))
+
+    def test_gnuplot_failure_raises(self):
+        done = subprocess.CompletedProcess([], 1, '', 'line 3: boom')
+        with mock.patch.object(figures.shutil, 'which', return_value='/usr/bin/gnuplot'), \
+                mock.patch.object(figures.subprocess, 'run', return_value=done):
+            with self.assertRaisesRegex(figures.PlotError, 'boom'):
+                figures.plot(sample_rows(), self.tmp, 'a', 'b', 't')
+
+    def test_script_normalises_mixed_units_and_quotes_labels(self):
+        done = subprocess.CompletedProcess([], 0, '', '')
+
+        def fake_run(cmd, **kw):
+            (self.tmp / 'figures.png').write_bytes(b'\x89PNG')
+            return done
+        with mock.patch.object(figures.shutil, 'which', return_value='/usr/bin/gnuplot'), \
+                mock.patch.object(figures.subprocess, 'run', side_effect=fake_run):
+            png = figures.plot(sample_rows(), self.tmp, "it's A", 'B "quoted"', 'gup vs ksm')
+        self.assertEqual(png, self.tmp / 'figures.png')
+        gp = (self.tmp / 'figures.gp').read_text()
+        self.assertIn('pngcairo', gp)
+        self.assertIn('noenhanced', gp)
+        self.assertIn("'A: it''s A'", gp)
+        self.assertIn('\'B: B "quoted"\'', gp)
+        self.assertIn("units differ", gp)
+        self.assertIn("relative to A's mean".replace("'", "''"), gp)
+        dat = [line.split('\t') for line in (self.tmp / 'figures.dat').read_text().splitlines()]
+        self.assertEqual(dat[0][0], 'PIN_LONGTERM get_us')
+        self.assertEqual(float(dat[0][1]), 1.0)
+        self.assertAlmostEqual(float(dat[0][3]), 4872.333333 / 14380.333333, places=5)
+        self.assertEqual(float(dat[1][1]), 1.0)
+
+    def test_same_unit_is_absolute(self):
+        rows = [r for r in sample_rows() if r['unit'] == 'us']
+        with mock.patch.object(figures.shutil, 'which', return_value='/usr/bin/gnuplot'), \
+                mock.patch.object(figures.subprocess, 'run',
+                                  return_value=subprocess.CompletedProcess([], 0, '', '')):
+            with self.assertRaises(figures.PlotError):   # no PNG was written
+                figures.plot(rows, self.tmp, 'a', 'b', 't')
+        gp = (self.tmp / 'figures.gp').read_text()
+        self.assertIn("set ylabel 'us'", gp)
+        self.assertNotIn('units differ', gp)
+        self.assertAlmostEqual(float((self.tmp / 'figures.dat').read_text().split('\t')[1]),
+                               14380.333333, places=4)
+
+    @unittest.skipIf(shutil.which('gnuplot') is None, 'gnuplot not installed')
+    def test_png_made_with_gnuplot(self):
+        png = figures.plot(sample_rows(), self.tmp / 'out', 'debian:6.12', 'debian:7.3',
+                           'gup_test -HL -m 256 -n 512 (QEMU TCG, emulated)')
+        self.assertEqual(png, self.tmp / 'out' / 'figures.png')
+        data = png.read_bytes()
+        self.assertEqual(data[:8], b'\x89PNG\r\n\x1a\n')
+        self.assertGreater(len(data), 2000)
 
 
 if __name__ == '__main__':
