@@ -136,7 +136,7 @@ def check_cross_builds(t: Tally, base: Path) -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 rc, out = _sh([CROSS_CC, "-static", "-O2", "-Wall", "-Wextra",
                                "-Werror", "-I", REPO, "-I", inc,
-                               "-o", Path(tmp) / "t", REPO / src, "-lpthread"])
+                               "-o", Path(tmp) / "t", REPO / src, "-lpthread", "-lm"])
                 return rc == 0, out
         t.guard(f"host: {name} cross-compiles for arm64 ({CROSS_CC}) with "
                 "-Wall -Wextra -Werror", build)

@@ -40,7 +40,10 @@ RULES = {
     "p": Rule("int", "GUP_FAST_MAX_PAGES", "pages per buffer"),
     "r": Rule("int", "MAX_REPS", "benchmark repetitions"),
     "i": Rule("int", "GUP_FAST_MAX_ITERATIONS", "iterations per bench ioctl"),
+    "c": Rule("int", "GUP_FAST_MAX_PAGES_PER_CALL", "pages per pin call (capped at -p)"),
     "t": Rule("ratio", "MAX_RATIO", "largest shadow/anon ratio"),
+    "V": Rule("int", "MAX_CV", "CV (%) above which a bench cell is noisy"),
+    "L": Rule("flag", what="benchmark FOLL_LONGTERM|FOLL_WRITE pins"),
     "B": Rule("flag", what="skip the benchmark"),
     "h": Rule("help", what="print the test's help"),
 }

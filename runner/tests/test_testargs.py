@@ -52,7 +52,9 @@ class CheckTest(unittest.TestCase):
 
     def test_good(self):
         for text in ('', '-p 512 -r 5 -i 20 1 2', '-B', '-Bp8', '-p8', '-t 1.5', '-t .5',
-                     '1 2 -p 3', '-- 1 2', '-B -p 32', '-t 3e2', '-t +5', '-t 0x10'):
+                     '1 2 -p 3', '-- 1 2', '-B -p 32', '-t 3e2', '-t +5', '-t 0x10',
+                     '-c 32 1 2 4', '-L', '-Lc32', '-c 4096 -p 8', '-c1', '-V 25 -L',
+                     '-V1000', '-L -c 512 -t 2 1 2 4 8'):
             with self.subTest(text=text):
                 self.assertEqual(check(text), text.split())
 
@@ -77,6 +79,15 @@ class CheckTest(unittest.TestCase):
             ' '.join(['1'] * 33): 'too many thread counts (33): at most 32',
             '-r 1000 -i 65536 1': 'exceeds 16777216 samples',
             '-p 70000': "exceeds the driver's max_pages (65536)",
+            '-c 0': "-c '0': expected an integer in 1..4096",
+            '-c 4097': "-c '4097': expected an integer in 1..4096",
+            '-c 32x': "-c '32x': expected an integer",
+            '-c -1': "-c '-1': expected an integer",
+            '-L -c': '-c needs a value',
+            '-V 0': "-V '0': expected an integer in 1..1000",
+            '-V 1001': "-V '1001': expected an integer in 1..1000",
+            '-V 2.5': "-V '2.5': expected an integer",
+            '-L5': 'unknown option -5',
         }
         for text, message in cases.items():
             with self.subTest(text=text):

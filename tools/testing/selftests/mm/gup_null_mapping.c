@@ -22,13 +22,17 @@
  * The anon control gates the rest (no anon page via GUP-fast: all skipped).
  * Pages briefly unavailable to GUP-fast (NUMA hinting, migration, reclaim) are
  * touched and asked again, up to MAX_TRIES times. "bench" times
- * pin_user_pages_fast(FOLL_WRITE), shadow against anon (-t: a bound).
+ * pin_user_pages_fast(FOLL_WRITE), with FOLL_LONGTERM too under -L, shadow
+ * against anon (-t: a bound): after a warm-up pass, shadow and anon
+ * repetitions alternate, all threads in step, each thread on its own CPU.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +56,8 @@
 #define MAX_THREAD_COUNTS	32
 #define MAX_BENCH_SAMPLES	(16UL * 1024 * 1024)
 #define MAX_RATIO	1000000.0
+#define DEF_MAX_CV	25
+#define MAX_CV		1000
 
 #define MSG_BUG		"GUP-fast rejects NULL-mapping order-0 folios"
 #define MSG_WRONGFIX	"FOLL_LONGTERM|FOLL_WRITE pin of NULL-mapping folios went through GUP-fast"
@@ -73,10 +79,12 @@ static const struct test_case test_cases[] = {
 
 static struct {
 	unsigned long pages, reps, iters, threads[MAX_THREAD_COUNTS];
+	unsigned long per_call, max_cv;
 	unsigned int nr_threads;
 	double max_ratio;
-	bool no_bench;
-} opt = { .pages = DEF_PAGES, .reps = DEF_REPS, .iters = DEF_ITERS };
+	bool no_bench, longterm;
+} opt = { .pages = DEF_PAGES, .reps = DEF_REPS, .iters = DEF_ITERS,
+	  .max_cv = DEF_MAX_CV };
 
 static size_t pagesize;
 static int gup_fd = -1;
@@ -372,40 +380,64 @@ static void check_gate(void)
 
 static pthread_barrier_t bench_barrier;
 static double *bench_ns;	/* [thread][shadow, anon][reps * iters] ns/page */
+static int bench_cpus[CPU_SETSIZE], nr_bench_cpus;
+
+/* One GUP_FAST_IOCTL_BENCH call over @b; ns/page of each pass into @ns. */
+static long bench_pass(struct buf *b, unsigned long iters,
+		       struct gup_fast_bench_sample *s, double *ns)
+{
+	struct gup_fast_bench arg = {
+		.addr = (unsigned long)b->addr,
+		.nr_pages = opt.pages,
+		.pages_per_call = opt.per_call,
+		.iterations = iters,
+		.flags = GUP_FAST_FLAG_WRITE |
+			 (opt.longterm ? GUP_FAST_FLAG_LONGTERM : 0),
+		.samples = (unsigned long)s,
+	};
+	unsigned long k;
+
+	if (ioctl(gup_fd, GUP_FAST_IOCTL_BENCH, &arg))
+		return -errno;
+	for (k = 0; ns && k < iters; k++)
+		ns[k] = (double)s[k].pin_ns / opt.pages;
+	return 0;
+}
 
 static void *bench_thread_fn(void *arg)
 {
-	unsigned long t = (unsigned long)arg, n = opt.reps * opt.iters, r, k;
+	unsigned long t = (unsigned long)arg, n = opt.reps * opt.iters, r;
 	struct gup_fast_bench_sample *s = calloc(opt.iters, sizeof(*s));
 	struct buf b[2] = { { .fd = -1 }, { .fd = -1 } };
 	long err = s ? 0 : -ENOMEM;
 	const char *what;
+	cpu_set_t cpu;
 	int i;
 
+	CPU_ZERO(&cpu);
+	CPU_SET(bench_cpus[t % nr_bench_cpus], &cpu);
+	if (!err)
+		err = -pthread_setaffinity_np(pthread_self(), sizeof(cpu), &cpu);
 	for (i = 0; i < 2 && !err; i++)
 		err = buf_create(&b[i], i ? ANON : SHADOW, opt.pages, &what);
-	/* All threads on shadow together, then all on anon together. */
-	for (i = 0; i < 2; i++) {
-		pthread_barrier_wait(&bench_barrier);
-		for (r = 0; r < opt.reps && !err; r++) {
-			struct gup_fast_bench arg = {
-				.addr = (unsigned long)b[i].addr,
-				.nr_pages = opt.pages,
-				.pages_per_call = opt.pages < GUP_FAST_MAX_PAGES_PER_CALL ?
-						  opt.pages : GUP_FAST_MAX_PAGES_PER_CALL,
-				.iterations = opt.iters,
-				.flags = GUP_FAST_FLAG_WRITE,
-				.samples = (unsigned long)s,
-			};
-
-			if (ioctl(gup_fd, GUP_FAST_IOCTL_BENCH, &arg))
-				err = -errno;
-			for (k = 0; k < opt.iters && !err; k++)
-				bench_ns[(t * 2 + i) * n + r * opt.iters + k] =
-					(double)s[k].pin_ns / opt.pages;
+	/* Warm-up: one untimed pass per buffer. */
+	for (i = 0; i < 2 && !err; i++)
+		err = bench_pass(&b[i], 1, s, NULL);
+	/*
+	 * A shadow repetition, then an anon one, all threads in step: drift
+	 * over the run hits both alike. A thread that failed keeps meeting
+	 * the barrier so that the others are not left waiting.
+	 */
+	for (r = 0; r < opt.reps; r++) {
+		for (i = 0; i < 2; i++) {
+			pthread_barrier_wait(&bench_barrier);
+			if (!err)
+				err = bench_pass(&b[i], opt.iters, s,
+						 &bench_ns[(t * 2 + i) * n + r * opt.iters]);
 		}
-		buf_destroy(&b[i]);
 	}
+	buf_destroy(&b[0]);
+	buf_destroy(&b[1]);
 	free(s);
 	return (void *)err;
 }
@@ -417,12 +449,35 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Run with @nr threads, print min/median/max per backing; false on error. */
+struct bench_cell {
+	double min, median, p90, max, cv;	/* cv: stddev / mean, in % */
+};
+
+/* Sort @v (@n > 0 values) and describe it. */
+static void bench_describe(double *v, size_t n, struct bench_cell *c)
+{
+	double mean = 0, var = 0;
+	size_t j;
+
+	qsort(v, n, sizeof(*v), cmp_double);
+	for (j = 0; j < n; j++)
+		mean += v[j] / n;
+	for (j = 0; n > 1 && j < n; j++)
+		var += (v[j] - mean) * (v[j] - mean) / (n - 1);
+	c->min = v[0];
+	c->max = v[n - 1];
+	c->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	c->p90 = v[(9 * n + 9) / 10 - 1];	/* nearest rank */
+	c->cv = mean > 0 ? 100 * sqrt(var) / mean : 0;
+}
+
+/* Run with @nr threads, print one row per backing; false on error. */
 static bool bench_one(unsigned long nr, double *ratio)
 {
 	size_t n = opt.reps * opt.iters, t, j, all = nr * n;
-	double *v = calloc(all, sizeof(double)), med[2];
+	double *v = calloc(all, sizeof(double));
 	pthread_t *th = calloc(nr, sizeof(*th));
+	struct bench_cell c[2];
 	bool ok = v && th;
 	void *err;
 	int i;
@@ -445,18 +500,34 @@ static bool bench_one(unsigned long nr, double *ratio)
 		for (t = 0; t < nr; t++)
 			for (j = 0; j < n; j++)
 				v[t * n + j] = bench_ns[(t * 2 + i) * n + j];
-		qsort(v, all, sizeof(*v), cmp_double);
-		med[i] = all % 2 ? v[all / 2] : (v[all / 2 - 1] + v[all / 2]) / 2;
-		ksft_print_msg("bench %7lu  %7s %8.1f %8.1f %8.1f\n", nr,
-			       backing_names[i ? ANON : SHADOW], v[0], med[i],
-			       v[all - 1]);
+		bench_describe(v, all, &c[i]);
+		ksft_print_msg("bench %7lu  %7s %8.1f %8.1f %8.1f %8.1f %5.1f%%%s\n",
+			       nr, backing_names[i ? ANON : SHADOW], c[i].min,
+			       c[i].median, c[i].p90, c[i].max, c[i].cv,
+			       c[i].cv > opt.max_cv ? " noisy" : "");
 	}
 	pthread_barrier_destroy(&bench_barrier);
 	free(bench_ns);
 	free(th);
 	free(v);
-	*ratio = ok && med[1] > 0 ? med[0] / med[1] : 0;
+	*ratio = ok && c[1].median > 0 ? c[0].median / c[1].median : 0;
 	return ok;
+}
+
+/* The CPUs this process may run on: the workers are pinned to them. */
+static void bench_find_cpus(void)
+{
+	cpu_set_t set;
+	int cpu;
+
+	nr_bench_cpus = 0;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		ksft_exit_fail_msg("sched_getaffinity(): %s\n", strerror(errno));
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			bench_cpus[nr_bench_cpus++] = cpu;
+	if (!nr_bench_cpus)
+		ksft_exit_fail_msg("sched_getaffinity(): no CPU\n");
 }
 
 static void run_bench(void)
@@ -470,11 +541,18 @@ static void run_bench(void)
 				      gate_skip ? gate_skip : "disabled with -B");
 		return;
 	}
-	ksft_print_msg("bench: %lu pages/thread, %lu reps x %lu iters\n",
-		       opt.pages, opt.reps, opt.iters);
-	ksft_print_msg("bench: pin_user_pages_fast(FOLL_WRITE), ns/page\n");
-	ksft_print_msg("bench %7s  %7s %8s %8s %8s\n", "threads", "backing",
-		       "min", "median", "max");
+	bench_find_cpus();
+	ksft_print_msg("bench: pin_user_pages_fast(%s), %lu pages/thread, %lu pages/call\n",
+		       opt.longterm ? "FOLL_LONGTERM|FOLL_WRITE" : "FOLL_WRITE",
+		       opt.pages, opt.per_call);
+	ksft_print_msg("bench: %lu reps x %lu iters after 1 warm-up pass; shadow, anon alternate\n",
+		       opt.reps, opt.iters);
+	ksft_print_msg("bench: %d usable CPUs, thread t pinned to the (t %% %d)-th\n",
+		       nr_bench_cpus, nr_bench_cpus);
+	ksft_print_msg("bench: ns/page; cv: stddev/mean of a cell's samples, noisy above %lu%%\n",
+		       opt.max_cv);
+	ksft_print_msg("bench %7s  %7s %8s %8s %8s %8s %6s\n", "threads",
+		       "backing", "min", "median", "p90", "max", "cv");
 	for (t = 0; t < opt.nr_threads; t++) {
 		if (!bench_one(opt.threads[t], &ratio)) {
 			ok = false;
@@ -494,16 +572,26 @@ static void run_bench(void)
 static void __noreturn print_help(int status)
 {
 	fprintf(status ? stderr : stdout,
-		"usage: gup_null_mapping [-p PAGES] [-r REPS] [-i ITERS] [-t MAX_RATIO] [-B] [THREADS...]\n"
+		"usage: gup_null_mapping [-p PAGES] [-r REPS] [-i ITERS] [-c PER_CALL] [-L]\n"
+		"                        [-t MAX_RATIO] [-V MAX_CV] [-B] [THREADS...]\n"
 		"  -p PAGES      pages per buffer, 1..%u (default %d)\n"
 		"  -r, -i        benchmark repetitions (1..%d, default %d) of ITERS timed\n"
-		"                passes (1..%u, default %d) per thread\n"
+		"                passes (1..%u, default %d) per thread and backing\n"
+		"  -c PER_CALL   pages per pin_user_pages_fast() call in the benchmark,\n"
+		"                1..%u, capped at PAGES (default: PAGES, at most %u)\n"
+		"  -L            benchmark FOLL_LONGTERM|FOLL_WRITE pins (shadow pages take\n"
+		"                the slow path then, even with the fix)\n"
 		"  -t MAX_RATIO  fail when shadow/anon median ns/page > MAX_RATIO (..%.0f)\n"
+		"  -V MAX_CV     call a cell noisy when stddev/mean of its samples is above\n"
+		"                MAX_CV %% (1..%d, default %d)\n"
 		"  -B            skip the benchmark\n"
 		"  THREADS       benchmark thread counts, 1..%d each (default: 1 2 4 ...\n"
-		"                below the CPU count, then the CPU count)\n",
+		"                below the CPU count, then the CPU count); thread t is\n"
+		"                pinned to the (t %% CPUs)-th usable CPU\n",
 		GUP_FAST_MAX_PAGES, DEF_PAGES, MAX_REPS, DEF_REPS,
-		GUP_FAST_MAX_ITERATIONS, DEF_ITERS, MAX_RATIO, MAX_THREADS);
+		GUP_FAST_MAX_ITERATIONS, DEF_ITERS, GUP_FAST_MAX_PAGES_PER_CALL,
+		GUP_FAST_MAX_PAGES_PER_CALL, MAX_RATIO, MAX_CV, DEF_MAX_CV,
+		MAX_THREADS);
 	exit(status);
 }
 
@@ -527,13 +615,19 @@ static void parse_args(int argc, char **argv)
 	char *end;
 	int c;
 
-	while ((c = getopt(argc, argv, "p:r:i:t:Bh")) != -1) {
+	while ((c = getopt(argc, argv, "p:r:i:c:t:V:LBh")) != -1) {
 		if (c == 'p') {
 			opt.pages = parse_ulong(optarg, GUP_FAST_MAX_PAGES);
 		} else if (c == 'r') {
 			opt.reps = parse_ulong(optarg, MAX_REPS);
 		} else if (c == 'i') {
 			opt.iters = parse_ulong(optarg, GUP_FAST_MAX_ITERATIONS);
+		} else if (c == 'c') {
+			opt.per_call = parse_ulong(optarg, GUP_FAST_MAX_PAGES_PER_CALL);
+		} else if (c == 'V') {
+			opt.max_cv = parse_ulong(optarg, MAX_CV);
+		} else if (c == 'L') {
+			opt.longterm = true;
 		} else if (c == 't') {
 			opt.max_ratio = strtod(optarg, &end);
 			if (*end || !(opt.max_ratio > 0 && opt.max_ratio <= MAX_RATIO))
@@ -549,6 +643,10 @@ static void parse_args(int argc, char **argv)
 			print_help(KSFT_FAIL);
 		opt.threads[opt.nr_threads++] = parse_ulong(argv[optind], MAX_THREADS);
 	}
+	/* No call passes more than PAGES: the output says what was used. */
+	if (!opt.per_call || opt.per_call > opt.pages)
+		opt.per_call = opt.pages < GUP_FAST_MAX_PAGES_PER_CALL ?
+			       opt.pages : GUP_FAST_MAX_PAGES_PER_CALL;
 	ncpus = ncpus < 1 ? 1 : ncpus > MAX_THREADS ? MAX_THREADS : ncpus;
 	if (!opt.nr_threads) {
 		for (t = 1; t < ncpus; t *= 2)
