@@ -222,14 +222,7 @@ def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None,
         say(f"test:    {s['command']}")
     say(f"verdict: {s['verdict']}")
     if s.get("bench"):
-        rows = [[b["threads"], b["backing"], b["min"], b["median"], b["max"]]
-                for b in s["bench"]]
-        say("bench:   pin_user_pages_fast(FOLL_WRITE), ns/page")
-        say(stats.format_table(rows, ["threads", "backing", "min", "median", "max"]))
-        for r in s.get("bench_ratio", []):
-            if r.get("shadow_anon_ratio") is not None:
-                say(f"         {r['threads']} thread(s): shadow/anon ratio = "
-                    f"{r['shadow_anon_ratio']:.2f}")
+        say(bench_report(s))
     for sp in s.get("splats", []):
         say(f"SPLAT ({sp['kind']}) at console line {sp['line']}:")
         say("    " + sp["excerpt"].replace("\n", "\n    "))
@@ -245,6 +238,53 @@ def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None,
             + " (guest uptime)")
     say(f"results: {out.outdir}")
     say(f"exit:    {out.exit_code}")
+
+
+def bench_report(s: dict) -> str:
+    """The benchmark of summary @s for people: its conditions, a row per
+    thread count and backing (p90, cv and noisy when the test printed
+    them), the shadow/anon ratio per thread count; numbers from TCG are
+    labelled emulated."""
+    p = s.get("bench_params") or {}
+    title = s.get("bench_title") or "pin_user_pages_fast(FOLL_WRITE)"
+    lines = ["bench:   " + title + ("" if "ns/page" in title else ", ns/page")
+             + (", emulated (TCG)" if results.emulated(s) else "")]
+    how = []
+    if p.get("reps") and p.get("iters"):
+        how.append(f"{p['reps']} reps x {p['iters']} iters"
+                   + (f" after {p['warmup']} warm-up pass" if p.get("warmup") else ""))
+    if p.get("warmup"):     # the test that warms up also alternates
+        how.append("shadow and anon reps alternate")
+    if p.get("pinned"):
+        how.append(f"threads pinned round-robin to {p['cpus']} CPUs")
+    if how:
+        lines.append("         " + "; ".join(how))
+    spread = any(b.get("p90") is not None for b in s["bench"])
+    headers = ["threads", "backing", "min", "median"] + (["p90"] if spread else []) + ["max"]
+    if spread:
+        headers += ["cv %", "noisy"]
+    rows = []
+    for b in s["bench"]:
+        row = [b["threads"], b["backing"], b["min"], b["median"]]
+        row += [b.get("p90")] if spread else []
+        row += [b["max"]]
+        if spread:
+            row += [b.get("cv"), "noisy" if b.get("noisy") else ""]
+        rows.append(row)
+    lines.append(stats.format_table(rows, headers))
+    for r in s.get("bench_ratio", []):
+        if r.get("shadow_anon_ratio") is not None:
+            lines.append(f"         {r['threads']} thread(s): shadow/anon ratio = "
+                         f"{r['shadow_anon_ratio']:.2f}"
+                         + (" (noisy)" if r.get("noisy") else ""))
+    if spread:
+        lines.append("         cv: stddev/mean of the cell's samples; noisy: cv above "
+                     + (f"{p['noisy_cv']:g} %" if p.get("noisy_cv") is not None
+                        else "the test's threshold"))
+    if results.emulated(s):
+        lines.append("         emulated (TCG): absolute ns/page drift between runs; "
+                     "the shadow/anon ratio is the figure to compare")
+    return "\n".join(lines)
 
 
 def cmd_run(args) -> int:
@@ -334,11 +374,23 @@ def plot(rows: list[dict], outdir: Path, label_a: str, label_b: str) -> Path | N
                     for k in ("a_shadow", "a_anon", "b_shadow", "b_anon")]
             fh.write(f"{r['threads']} " + " ".join(map(str, vals)) + "\n")
     png = outdir / "compare.png"
-    esc = lambda s: s.replace('"', "'")  # noqa: E731
+    esc = lambda s: s.replace('"', "'").replace("\\", "/")  # noqa: E731
+    # What was measured, from the rows (results.compare): flags, pages per
+    # call, and TCG numbers labelled emulated.
+    setup = {k: next((r[f"{k}_setup"] for r in rows if r.get(f"{k}_setup")), None)
+             for k in "ab"}
+    if setup["a"] == setup["b"]:
+        what = esc(setup["a"] or "pin_user_pages_fast(FOLL_WRITE)")
+    else:
+        what = "; ".join(f"{k.upper()}: {esc(v)}" for k, v in setup.items() if v)
+    tcg = [k.upper() for k in "ab" if any(r.get(f"{k}_accel") == "tcg" for r in rows)]
+    title = f"{what}: median ns/page"
+    if tcg and "emulated" not in what:
+        title += f"\\n{' and '.join(tcg)}: emulated (TCG)"
     script = f"""
 set terminal pngcairo size 900,560 noenhanced
 set output "{png}"
-set title "pin_user_pages_fast(FOLL_WRITE): median ns/page"
+set title "{title}"
 set xlabel "threads"
 set ylabel "ns/page"
 set logscale y

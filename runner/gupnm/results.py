@@ -22,7 +22,8 @@ from typing import Any, Iterable, Mapping, Optional
 
 from . import stats
 from .tap import STATUSES as _STATUSES
-from .tap import TapResult, bug_present, counts, diagnosis, failed_results, summarize
+from .tap import (TapResult, bench_params, bug_present, counts, diagnosis, failed_results,
+                  summarize)
 
 SCHEMA = 2
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -51,18 +52,23 @@ def bench_ratios(bench: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     The cost of the shadow (NULL-mapping) buffer relative to anonymous
     memory on one kernel: about 1 when GUP-fast takes both, above 1 with
     the bug. Not a speedup: that word is kept for compare(), A over B.
+    ``noisy``: either cell was flagged noisy (only when the rows say).
     """
-    medians: dict[int, dict[str, float]] = {}
+    cells: dict[int, dict[str, Mapping[str, Any]]] = {}
     for row in bench:
-        medians.setdefault(row['threads'], {}).setdefault(row['backing'], row['median'])
+        cells.setdefault(row['threads'], {}).setdefault(row['backing'], row)
     out = []
-    for threads in sorted(medians):
-        shadow, anon = medians[threads].get('shadow'), medians[threads].get('anon')
+    for threads in sorted(cells):
+        shadow_row, anon_row = cells[threads].get('shadow'), cells[threads].get('anon')
+        shadow = shadow_row['median'] if shadow_row else None
+        anon = anon_row['median'] if anon_row else None
         value = None
         if shadow is not None and anon:
             value = round(stats.ratio(shadow, anon), 3)
+        flags = [r.get('noisy') for r in (shadow_row, anon_row) if r]
+        known = flags and None not in flags
         out.append({'threads': threads, 'shadow_median': shadow, 'anon_median': anon,
-                    'shadow_anon_ratio': value})
+                    'shadow_anon_ratio': value, **({'noisy': any(flags)} if known else {})})
     return out
 
 
@@ -136,8 +142,12 @@ def build_summary(*, kernel_release: str, kernel_source: Mapping[str, Any], acce
         clean_durations[str(step)] = round(float(seconds), 3)
 
     splat_list = list(splats)
+    # p90, cv and noisy only from a test that printed them: a log of an
+    # older test gives the summary it gave then.
     bench = [{'threads': b.threads, 'backing': b.backing, 'min': b.min,
-              'median': b.median, 'max': b.max} for b in tap.bench]
+              'median': b.median, 'max': b.max,
+              **({'p90': b.p90, 'cv': b.cv, 'noisy': b.noisy} if b.cv is not None else {})}
+             for b in tap.bench]
     count = counts(tap)
     count['total'] = len(tap.results)
     summary: dict[str, Any] = {
@@ -159,6 +169,7 @@ def build_summary(*, kernel_release: str, kernel_source: Mapping[str, Any], acce
                       **({'tries': v.tries} if v.tries else {})}
                      for v in tap.verdicts.values()],
         'bench_title': tap.bench_title,
+        'bench_params': bench_params(tap),
         'bench': bench,
         'bench_ratio': bench_ratios(bench),
         'splats': [{'kind': s.kind, 'line': s.line_no, 'excerpt': s.excerpt} for s in splat_list],
@@ -186,7 +197,7 @@ def stub_summary(*, spec: str, exit_code: int, outcome: str, problems: list[str]
         'bug_present': None, 'diagnosis': None,
         'counts': {s: 0 for s in (*_STATUSES, 'total')},
         'skip_reason': None, 'cases': [], 'verdicts': [], 'bench_title': None,
-        'bench': [], 'bench_ratio': [], 'splats': [], 'tap_errors': [],
+        'bench_params': None, 'bench': [], 'bench_ratio': [], 'splats': [], 'tap_errors': [],
         'durations': {k: round(float(v), 3) for k, v in (durations or {}).items()},
         'guest_uptime': {}, 'problems': list(problems), 'expected': None,
         'as_expected': None, 'command': None, 'boot_attempts': 0,
@@ -234,31 +245,103 @@ def load_summary(path: str | os.PathLike) -> dict[str, Any]:
     return data
 
 
-def _medians(summary: Mapping[str, Any]) -> dict[tuple[int, str], float]:
-    out: dict[tuple[int, str], float] = {}
+def _cells(summary: Mapping[str, Any]) -> dict[tuple[int, str], Mapping[str, Any]]:
+    out: dict[tuple[int, str], Mapping[str, Any]] = {}
     for row in summary.get('bench') or []:
-        out.setdefault((row['threads'], row['backing']), row['median'])
+        out.setdefault((row['threads'], row['backing']), row)
     return out
 
 
+def _ratio(num: Optional[float], den: Optional[float]) -> Optional[float]:
+    return round(stats.ratio(num, den), 3) if num is not None and den else None
+
+
+def bench_setup(summary: Mapping[str, Any]) -> Optional[str]:
+    """The benchmark's conditions in a few words: pin flags, pages per call
+    and thread, and "emulated (TCG)" when the numbers come from TCG."""
+    p = summary.get('bench_params') or {}
+    words = [f'pin_user_pages_fast({p["flags"]})' if p.get('flags') else None,
+             f'{p["pages"]} pages/thread' if p.get('pages') else None,
+             f'{p["pages_per_call"]} pages/call' if p.get('pages_per_call') else None,
+             'emulated (TCG)' if emulated(summary) else None]
+    return ', '.join(w for w in words if w) or None
+
+
+def emulated(summary: Mapping[str, Any]) -> bool:
+    """True when the guest ran under TCG: its ns/page are emulated."""
+    return (summary.get('vm') or {}).get('accel') == 'tcg'
+
+
 def compare(summary_a: Mapping[str, Any], summary_b: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Rows per thread count: a/b shadow and anon medians, speedup = a_shadow / b_shadow."""
-    a, b = _medians(summary_a), _medians(summary_b)
+    """Rows per thread count: a/b shadow and anon medians, their coefficients
+    of variation (cv, %) and noisy flags, the shadow/anon ratio on each
+    kernel, speedup = a_shadow / b_shadow, anon_ratio = a_anon / b_anon (the
+    control: about 1 when only the shadow path changed). Each row also says
+    how each side ran (accel: TCG numbers are emulated) and with what
+    benchmark (setup)."""
+    a, b = _cells(summary_a), _cells(summary_b)
     rows = []
     for threads in sorted({t for t, _ in a} | {t for t, _ in b}):
-        row = {'threads': threads,
-               'a_shadow': a.get((threads, 'shadow')), 'a_anon': a.get((threads, 'anon')),
-               'b_shadow': b.get((threads, 'shadow')), 'b_anon': b.get((threads, 'anon'))}
-        row['speedup'] = (round(stats.ratio(row['a_shadow'], row['b_shadow']), 3)
-                          if row['a_shadow'] is not None and row['b_shadow'] else None)
+        row: dict[str, Any] = {'threads': threads}
+        for side, cells in (('a', a), ('b', b)):
+            for backing in ('shadow', 'anon'):
+                cell = cells.get((threads, backing)) or {}
+                row[f'{side}_{backing}'] = cell.get('median')
+                row[f'{side}_{backing}_cv'] = cell.get('cv')
+                row[f'{side}_{backing}_noisy'] = cell.get('noisy')
+            row[f'{side}_ratio'] = _ratio(row[f'{side}_shadow'], row[f'{side}_anon'])
+        row['speedup'] = _ratio(row['a_shadow'], row['b_shadow'])
+        row['anon_ratio'] = _ratio(row['a_anon'], row['b_anon'])
+        for side, summary in (('a', summary_a), ('b', summary_b)):
+            row[f'{side}_accel'] = (summary.get('vm') or {}).get('accel')
+            row[f'{side}_setup'] = bench_setup(summary)
         rows.append(row)
     return rows
 
 
+def _median_cell(row: Mapping[str, Any], key: str) -> Optional[str]:
+    median = row.get(key)
+    if median is None:
+        return None
+    cv = row.get(f'{key}_cv')
+    if cv is None:
+        return f'{median:.1f}'
+    return f'{median:.1f} \u00b1{cv:.0f}%' + ('*' if row.get(f'{key}_noisy') else ' ')
+
+
 def format_compare(rows: Iterable[Mapping[str, Any]], label_a: str, label_b: str) -> str:
-    """Aligned table of compare() rows; speedup shown as e.g. ``3.54x``."""
-    headers = ['threads', f'{label_a} shadow', f'{label_a} anon',
-               f'{label_b} shadow', f'{label_b} anon', 'speedup']
-    table = [[r['threads'], r['a_shadow'], r['a_anon'], r['b_shadow'], r['b_anon'],
-              None if r['speedup'] is None else f'{r["speedup"]:.2f}x'] for r in rows]
-    return stats.format_table(table, headers)
+    """Aligned table of compare() rows: per thread count the median ns/page
+    of shadow and anon on each kernel (with the cell's CV as ``\u00b1N%``
+    when the test gave one, ``*`` when noisy), shadow/anon on each (ratio),
+    speedup (A shadow / B shadow, e.g. ``3.54x``) and the anon control A/B;
+    then notes: what the columns and marks mean, how each side ran, and
+    that TCG numbers are emulated."""
+    rows = list(rows)
+    headers = ['threads', f'{label_a} shadow', f'{label_a} anon', f'{label_a} ratio',
+               f'{label_b} shadow', f'{label_b} anon', f'{label_b} ratio',
+               'speedup', f'anon {label_a}/{label_b}']
+    table = [[r['threads'], _median_cell(r, 'a_shadow'), _median_cell(r, 'a_anon'),
+              r.get('a_ratio'), _median_cell(r, 'b_shadow'), _median_cell(r, 'b_anon'),
+              r.get('b_ratio'),
+              None if r['speedup'] is None else f'{r["speedup"]:.2f}x', r.get('anon_ratio')]
+             for r in rows]
+    text = stats.format_table(table, headers, float_format='.2f',
+                              right_align=[True] * len(headers))
+    notes = [f'ratio: shadow/anon on that kernel; speedup: {label_a} shadow / {label_b} '
+             f'shadow; anon {label_a}/{label_b}: the control, about 1 when only the '
+             'shadow path changed']
+    if any(r.get(f'{k}_cv') is not None for r in rows
+           for k in ('a_shadow', 'a_anon', 'b_shadow', 'b_anon')):
+        notes.append('\u00b1: coefficient of variation (stddev/mean) of the cell\'s '
+                     'samples; *: noisy (above the test\'s threshold)')
+    setup = {k: next((r[f'{k}_setup'] for r in rows if r.get(f'{k}_setup')), None)
+             for k in 'ab'}
+    if setup['a'] and setup['a'] == setup['b']:
+        notes.append(f'{label_a}, {label_b}: {setup["a"]}')
+    else:
+        notes += [f'{label}: {setup[k]}' for k, label in (('a', label_a), ('b', label_b))
+                  if setup[k]]
+    if any(r.get('a_accel') == 'tcg' or r.get('b_accel') == 'tcg' for r in rows):
+        notes.append('emulated (TCG): absolute ns/page drift between runs; '
+                     'compare the ratios inside each run')
+    return text + ''.join('\n' + n for n in notes)

@@ -14,8 +14,10 @@ output, and the test's lines may themselves carry a timestamp (when logged via
 
 On top of plain TAP it understands the selftest's own diagnostics: verdict
 lines (``# verdict shadow read: 0/512 pages via GUP-fast (expected 512)``),
-the benchmark table (``# bench: <title>``, header, rows, ``# bench ratio``)
-and kselftest's ``# Totals:`` line.
+the benchmark (``# bench: ...`` lines stating its parameters, the header,
+rows, ``# bench ratio``) and kselftest's ``# Totals:`` line. A benchmark row
+is ``bench THREADS BACKING MIN MEDIAN P90 MAX CV% [noisy]`` in ns/page
+(older tests print ``bench THREADS BACKING MIN MEDIAN MAX``: no p90, cv).
 
 Structural problems never raise: they are collected in ``TapResult.errors``.
 """
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 STATUSES = ('pass', 'fail', 'skip', 'xfail', 'timeout', 'error')
 FAILED_STATUSES = ('fail', 'timeout', 'error')
@@ -48,8 +50,24 @@ _VERDICT_RE = re.compile(
     r'(?:, (?P<tries>\d+) tr(?:y|ies))?\)$')
 _BENCH_ROW_RE = re.compile(
     rf'^bench\s+(?P<threads>\d+)\s+(?P<backing>[A-Za-z][\w-]*)\s+'
-    rf'(?P<min>{_NUM})\s+(?P<median>{_NUM})\s+(?P<max>{_NUM})$')
+    rf'(?P<min>{_NUM})\s+(?P<median>{_NUM})\s+'
+    rf'(?:(?P<p90>{_NUM})\s+(?P<max>{_NUM})\s+(?P<cv>{_NUM})%(?:\s+(?P<noisy>noisy))?'
+    rf'|(?P<max_only>{_NUM}))$')
 _BENCH_TITLE_RE = re.compile(r'^bench:\s*(?P<title>.*)$')
+# What the "bench:" lines say of the benchmark's parameters, each found
+# wherever it is said (tests before the pages/call knob print fewer).
+_BENCH_PARAM_RES = (
+    ('flags', re.compile(r'pin_user_pages_fast\((?P<v>[A-Z_|]+)\)'), str),
+    ('pages', re.compile(r'\b(?P<v>\d+) pages/thread\b'), int),
+    ('pages_per_call', re.compile(r'\b(?P<v>\d+) pages/call\b'), int),
+    ('reps', re.compile(r'\b(?P<v>\d+) reps x \d+ iters\b'), int),
+    ('iters', re.compile(r'\b\d+ reps x (?P<v>\d+) iters\b'), int),
+    ('warmup', re.compile(r'\b(?P<v>\d+) warm-up pass'), int),
+    ('cpus', re.compile(r'\b(?P<v>\d+) usable CPUs?, thread t pinned\b'), int),
+    ('noisy_cv', re.compile(rf'noisy above (?P<v>{_NUM})%'), float),
+)
+BENCH_PARAMS = ('flags', 'longterm', 'pages', 'pages_per_call', 'reps', 'iters',
+                'warmup', 'pinned', 'cpus', 'noisy_cv')
 _BENCH_RATIO_RE = re.compile(
     rf'^bench ratio threads=(?P<threads>\d+) (?P<num>[\w-]+)/(?P<den>[\w-]+)=(?P<value>{_NUM})$')
 _TOTALS_RE = re.compile(r'^Totals:\s*(?P<fields>(?:\w+:\d+\s*)+)$')
@@ -92,12 +110,17 @@ class Verdict:
 
 @dataclass(frozen=True)
 class BenchRow:
-    """``# bench <threads> <backing> <min> <median> <max>`` in ns/page."""
+    """``# bench <threads> <backing> <min> <median> <p90> <max> <cv>% [noisy]``
+    in ns/page; cv is stddev/mean in %. p90, cv and noisy are None for the
+    older ``<min> <median> <max>`` rows."""
     threads: int
     backing: str
     min: float
     median: float
     max: float
+    p90: Optional[float] = None
+    cv: Optional[float] = None
+    noisy: Optional[bool] = None
 
 
 @dataclass
@@ -110,6 +133,7 @@ class TapResult:
     verdicts: dict[tuple[str, str], Verdict] = field(default_factory=dict)
     bench: list[BenchRow] = field(default_factory=list)
     bench_title: Optional[str] = None
+    bench_params: dict[str, Any] = field(default_factory=dict)
     bench_ratios: dict[tuple[int, str, str], float] = field(default_factory=dict)
     totals: Optional[dict[str, int]] = None
     bail_out: Optional[str] = None
@@ -186,13 +210,16 @@ def _handle_diagnostic(tap: TapResult, text: str) -> None:
         return
     m = _BENCH_ROW_RE.match(text)
     if m:
-        tap.bench.append(BenchRow(int(m.group('threads')), m.group('backing'),
-                                  float(m.group('min')), float(m.group('median')),
-                                  float(m.group('max'))))
+        new = m.group('p90') is not None
+        tap.bench.append(BenchRow(
+            int(m.group('threads')), m.group('backing'), float(m.group('min')),
+            float(m.group('median')), float(m.group('max') if new else m.group('max_only')),
+            float(m.group('p90')) if new else None, float(m.group('cv')) if new else None,
+            bool(m.group('noisy')) if new else None))
         return
     m = _BENCH_TITLE_RE.match(text)
     if m:
-        tap.bench_title = m.group('title').strip()
+        _bench_line(tap, m.group('title').strip())
         return
     m = _BENCH_RATIO_RE.match(text)
     if m:
@@ -202,6 +229,31 @@ def _handle_diagnostic(tap: TapResult, text: str) -> None:
     m = _TOTALS_RE.match(text)
     if m:
         tap.totals = {k: int(v) for k, v in re.findall(r'(\w+):(\d+)', m.group('fields'))}
+
+
+def _bench_line(tap: TapResult, text: str) -> None:
+    """A ``bench: ...`` line: its parameters, and the title (the line naming
+    the pin call; before any, the last ``bench:`` line, as older runners did)."""
+    params = tap.bench_params
+    for key, regex, kind in _BENCH_PARAM_RES:
+        m = regex.search(text)
+        if m:
+            params[key] = kind(m.group('v'))
+    if 'flags' in params:
+        params['longterm'] = 'FOLL_LONGTERM' in params['flags'].split('|')
+    if 'cpus' in params:
+        params['pinned'] = True
+    if text.startswith('pin_user_pages_fast(') or not (
+            tap.bench_title or '').startswith('pin_user_pages_fast('):
+        tap.bench_title = text
+
+
+def bench_params(tap: TapResult) -> Optional[dict[str, Any]]:
+    """The benchmark's parameters as stated by the test, every key of
+    BENCH_PARAMS present (None: not stated); None without any."""
+    if not tap.bench_params:
+        return None
+    return {k: tap.bench_params.get(k) for k in BENCH_PARAMS}
 
 
 def _check_structure(tap: TapResult, saw_anything: bool) -> None:

@@ -48,8 +48,8 @@ class BuildSummaryTest(unittest.TestCase):
         self.assertEqual(set(self.bug), {
             'schema', 'kernel', 'vm', 'exit_status', 'verdict', 'outcome', 'bug_present', 'diagnosis',
             'counts',
-            'skip_reason', 'cases', 'verdicts', 'bench_title', 'bench', 'bench_ratio', 'splats',
-            'tap_errors', 'durations', 'expected', 'as_expected'})
+            'skip_reason', 'cases', 'verdicts', 'bench_title', 'bench_params', 'bench',
+            'bench_ratio', 'splats', 'tap_errors', 'durations', 'expected', 'as_expected'})
         self.assertEqual(self.bug['schema'], 2)
 
     def test_kernel_and_vm(self):
@@ -76,12 +76,21 @@ class BuildSummaryTest(unittest.TestCase):
         self.assertEqual(self.bug['tap_errors'], [])
 
     def test_bench_and_speedup(self):
+        # A test without p90/cv gives the rows it gave before: no new keys.
         self.assertEqual(self.bug['bench'][0], {'threads': 1, 'backing': 'shadow', 'min': 110.2,
                                                 'median': 120.5, 'max': 300.0})
         self.assertEqual(len(self.bug['bench']), 4)
         self.assertEqual(self.bug['bench_ratio'], [
             {'threads': 1, 'shadow_median': 120.5, 'anon_median': 33.0, 'shadow_anon_ratio': 3.652},
             {'threads': 2, 'shadow_median': 189.7, 'anon_median': 34.1, 'shadow_anon_ratio': 5.563}])
+
+    def test_bench_params_of_an_older_test(self):
+        self.assertEqual(self.bug['bench_params'], {
+            'flags': 'FOLL_WRITE', 'longterm': False, 'pages': 512, 'pages_per_call': None,
+            'reps': 3, 'iters': 10, 'warmup': None, 'pinned': None, 'cpus': None,
+            'noisy_cv': None})
+        no_bench = summary_for('whole_skip.log', 'x', FIXED, 4)
+        self.assertIsNone(no_bench['bench_params'])
 
     def test_fixed_kernel(self):
         self.assertEqual(self.fixed['outcome'], 'pass')
@@ -188,26 +197,55 @@ class CompareTest(unittest.TestCase):
         cls.a = summary_for('bug_present.log', '6.12.117+deb12-amd64', DEBIAN, 1)
         cls.b = summary_for('pass.log', '6.12.117-gupnm-fix', FIXED, 0)
 
+    SETUP = 'pin_user_pages_fast(FOLL_WRITE), 512 pages/thread, emulated (TCG)'
+
     def test_rows(self):
-        self.assertEqual(compare(self.a, self.b), [
+        rows = compare(self.a, self.b)
+        self.assertEqual([{k: r[k] for k in ('threads', 'a_shadow', 'a_anon', 'b_shadow',
+                                             'b_anon', 'speedup')} for r in rows], [
             {'threads': 1, 'a_shadow': 120.5, 'a_anon': 33.0, 'b_shadow': 34.0, 'b_anon': 32.9,
              'speedup': 3.544},
             {'threads': 2, 'a_shadow': 189.7, 'a_anon': 34.1, 'b_shadow': 35.2, 'b_anon': 33.6,
              'speedup': 5.389}])
+        self.assertEqual(rows[0], {
+            **rows[0], 'a_ratio': 3.652, 'b_ratio': 1.033, 'anon_ratio': 1.003,
+            'a_shadow_cv': None, 'a_anon_cv': None, 'b_shadow_noisy': None,
+            'a_accel': 'tcg', 'b_accel': 'tcg', 'a_setup': self.SETUP, 'b_setup': self.SETUP})
 
     def test_missing_thread_count(self):
         b = dict(self.b, bench=[r for r in self.b['bench'] if r['threads'] == 1])
         rows = compare(self.a, b)
-        self.assertEqual(rows[1], {'threads': 2, 'a_shadow': 189.7, 'a_anon': 34.1,
-                                   'b_shadow': None, 'b_anon': None, 'speedup': None})
+        self.assertEqual({k: v for k, v in rows[1].items() if k.startswith('b_') or
+                          k in ('threads', 'speedup', 'anon_ratio')}, {
+            'threads': 2, 'b_shadow': None, 'b_anon': None, 'b_shadow_cv': None,
+            'b_anon_cv': None, 'b_shadow_noisy': None, 'b_anon_noisy': None,
+            'b_ratio': None, 'speedup': None, 'anon_ratio': None, 'b_accel': 'tcg',
+            'b_setup': self.SETUP})
+        self.assertEqual((rows[1]['a_shadow'], rows[1]['a_ratio']), (189.7, 5.563))
+
+    def test_rows_without_run_details(self):
+        # Summary-like dicts with only bench rows (medians over runs) compare too.
+        rows = compare({'bench': self.a['bench']}, {'bench': self.b['bench']})
+        self.assertEqual([r['speedup'] for r in rows], [3.544, 5.389])
+        self.assertEqual((rows[0]['a_accel'], rows[0]['a_setup']), (None, None))
+        self.assertNotIn('emulated', format_compare(rows, 'A', 'B'))
 
     def test_format(self):
         text = format_compare(compare(self.a, self.b), 'debian', 'fixed')
         self.assertEqual(text.split('\n'), [
-            'threads  debian shadow  debian anon  fixed shadow  fixed anon  speedup',
-            '-------  -------------  -----------  ------------  ----------  -------',
-            '      1          120.5         33.0          34.0        32.9    3.54x',
-            '      2          189.7         34.1          35.2        33.6    5.39x'])
+            'threads  debian shadow  debian anon  debian ratio  fixed shadow  fixed anon'
+            '  fixed ratio  speedup  anon debian/fixed',
+            '-------  -------------  -----------  ------------  ------------  ----------'
+            '  -----------  -------  -----------------',
+            '      1          120.5         33.0          3.65          34.0        32.9'
+            '         1.03    3.54x               1.00',
+            '      2          189.7         34.1          5.56          35.2        33.6'
+            '         1.05    5.39x               1.01',
+            'ratio: shadow/anon on that kernel; speedup: debian shadow / fixed shadow; '
+            'anon debian/fixed: the control, about 1 when only the shadow path changed',
+            f'debian, fixed: {self.SETUP}',
+            'emulated (TCG): absolute ns/page drift between runs; compare the ratios inside '
+            'each run'])
 
     def test_compare_after_round_trip(self):
         with tempfile.TemporaryDirectory() as d:
@@ -221,6 +259,11 @@ class CompareTest(unittest.TestCase):
                                                {'threads': 4, 'backing': 'anon', 'median': 0.0}]),
                          [{'threads': 4, 'shadow_median': 90.0, 'anon_median': 0.0,
                            'shadow_anon_ratio': None}])
+        self.assertEqual(results.bench_ratios([
+            {'threads': 1, 'backing': 'shadow', 'median': 90.0, 'noisy': False},
+            {'threads': 1, 'backing': 'anon', 'median': 30.0, 'noisy': True}]),
+            [{'threads': 1, 'shadow_median': 90.0, 'anon_median': 30.0,
+              'shadow_anon_ratio': 3.0, 'noisy': True}])
 
 
 if __name__ == '__main__':
