@@ -6,6 +6,18 @@
 #                   (KERNEL=debian:6.1, source:debian-6.12:nofix, ... ; see
 #                   runner/gupnm-run run --help)
 #   make compare    the benchmark on two kernels, side by side, with a plot
+#                   (A=SPEC B=SPEC REPEAT=N COMMAND="gup_test -a ..." ARCH=arm64)
+#   make bench-fix  the benchmark, 6.12 source without vs with the fix, 5 runs
+#                   each, 1 to 8 threads on 2 vCPUs (issue 12)
+#   make bench-debian  the same, Debian 6.12 vs 7.3 (bookworm-security, 7.3)
+#   make bench-64k  the same on 64K-page arm64 kernels (issue 13)
+#   make bench-knobs  pages per call 1/32/512, FOLL_LONGTERM on and off
+#   make repro-longterm  "optimize longterm pin_user_pages() for large folio":
+#                   gup_test -HL and -LT, 6.12 vs 7.3 (hugetlb scaled)
+#   make repro-ksm  "mm/ksm: break_ksm() cleanups and fixes": ksm_tests -D,
+#                   Debian 6.1 vs 6.12
+#   make repro-gup-fast  "mm, x86/mm: Fix performance regression in
+#                   get_user_pages_fast()": 1 GiB one page per call, 20 repeats
 #   make check      everything that proves the test right (README)
 #   make check-quick  the same without the fresh-machine check (warm iteration)
 #   make check-full   make check and the debug kernels
@@ -20,7 +32,8 @@
 #   make unit       the runner's unit tests only
 #   make check-kselftest  run_tests, install and gen_tar in guests (source kernels)
 #   make check-lava  the LAVA jobs with lava-run (Debian 6.12/7.3, source kernels)
-#   make check-arm64  Debian arm64 kernels (4K, 16K pages) in qemu-system-aarch64
+#   make check-arm64  arm64 kernels in qemu-system-aarch64: Debian's (4K, 16K
+#                   pages) and 64K-page 6.12 source kernels without/with the fix
 
 PYTHON ?= python3
 GUPNM := $(PYTHON) runner/gupnm-run
@@ -29,10 +42,10 @@ RUN_ARGS ?=
 A ?= source:debian-6.12:nofix
 B ?= source:debian-6.12:all
 
-.PHONY: run compare check check-full check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64
+.PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64
 
 help:
-	@sed -n '2,24p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,36p' Makefile | sed 's/^# \{0,1\}//'
 
 # make itself exits 2 whenever a recipe fails: the runner's own exit code
 # (README: Exit status) is printed, and pipelines call runner/gupnm-run.
@@ -41,8 +54,49 @@ run:
 	  echo "make run: runner/gupnm-run exited $$rc (make exits 2; for the runner's code call runner/gupnm-run run directly)" >&2; \
 	  exit $$rc; }
 
+REPEAT ?= 1
+COMMAND ?=
+ARCH ?= amd64
 compare:
-	$(GUPNM) compare --a $(A) --b $(B) $(RUN_ARGS)
+	$(GUPNM) compare --a $(A) --b $(B) --repeat $(REPEAT) --arch $(ARCH) \
+	  $(if $(COMMAND),--command "$(COMMAND)") $(RUN_ARGS)
+
+# Issue 12/13 benchmarks and the published measurements (README: Benchmark).
+# Threads beyond the 2 vCPUs are oversubscribed on purpose.
+BENCH_THREADS ?= 1 2 4 8
+# --config selftests: CONFIG_GUP_TEST, so every run also cross-checks the
+# anon control against gup_test -a.
+bench-fix:
+	$(GUPNM) compare --a source:debian-6.12:nofix --b source:debian-6.12:all \
+	  --config selftests --repeat 5 --test-args '$(BENCH_THREADS)' $(RUN_ARGS)
+
+bench-debian:
+	$(GUPNM) compare --a debian:bookworm-security --b debian:7.3 \
+	  --repeat 5 --test-args '$(BENCH_THREADS)' $(RUN_ARGS)
+
+bench-64k:
+	$(GUPNM) compare --arch arm64 --a source:debian-6.12:nofix \
+	  --b source:debian-6.12:all --repeat 3 --vcpus 4 --timeout 1800 \
+	  --test-args '$(BENCH_THREADS)' $(RUN_ARGS)
+
+bench-knobs:
+	for args in '-c 1 1 2' '-c 32 1 2' '-c 512 1 2' '-L 1 2'; do \
+	  $(GUPNM) compare --a source:debian-6.12:nofix --b source:debian-6.12:all \
+	    --config selftests --test-args "$$args" $(RUN_ARGS) || exit; done
+
+repro-longterm:
+	$(GUPNM) compare --a source:debian-6.12 --b source:debian-7.3 --repeat 5 \
+	  --memory 1536 --command 'gup_test -HL -m 512 -n 512' $(RUN_ARGS)
+	$(GUPNM) compare --a source:debian-6.12 --b source:debian-7.3 --repeat 5 \
+	  --memory 1536 --command 'gup_test -LT -m 512 -n 512' $(RUN_ARGS)
+
+repro-ksm:
+	$(GUPNM) compare --a debian:6.1 --b debian:bookworm-security --repeat 5 \
+	  --command 'ksm_tests -D -s 256' $(RUN_ARGS)
+
+repro-gup-fast:
+	$(GUPNM) compare --a source:debian-6.12 --b source:debian-7.3 --repeat 3 \
+	  --memory 2048 --command 'gup_test -u -m 1024 -n 1 -r 20' $(RUN_ARGS)
 
 # The debug-kernel matrix (two KASAN builds, about 15 min cold) is a named
 # target, like the NUMA soak and arm64, to keep a cold make check in budget.

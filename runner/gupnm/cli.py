@@ -18,6 +18,7 @@ import os
 import platform
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -26,7 +27,8 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import arm64, cache, console, kernels, qemu, results, stats, survey, tap, testargs, vmlinux, vmrun
+from . import (arm64, cache, command, console, kconfig, kernels, kselftest_build,
+               qemu, results, source, stats, survey, tap, testargs, vmlinux, vmrun)
 from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
 
 # Debian 12 (bookworm) hosts build its 6.12 module with their own gcc-12:
@@ -35,9 +37,10 @@ DEFAULT_KERNEL = "debian:bookworm-security"
 
 
 def _vm_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", choices=("default", "debug"), default="default",
+    p.add_argument("--config", choices=kconfig.VARIANTS, default="default",
                    help="config variant of a source kernel (debug: KASAN, "
-                   "lockdep, DEBUG_VM, kmemleak, ...)")
+                   "lockdep, DEBUG_VM, kmemleak, ...; selftests: CONFIG_GUP_TEST, "
+                   "KSM, THP, and the gup_test cross-check of the benchmark)")
     p.add_argument("--arch", choices=("amd64", "arm64"), default="amd64",
                    help="guest architecture: arm64 boots Debian arm64 kernels "
                    "under qemu-system-aarch64 (TCG; module and test cross-built)")
@@ -63,6 +66,15 @@ def _vm_args(p: argparse.ArgumentParser) -> None:
                    "results/<time>-<kernel>-<n>, unique per run)")
     p.add_argument("--json", action="store_true",
                    help="print summary.json on stdout (the report goes to stderr)")
+    p.add_argument("--command", default=None, metavar="CMD",
+                   help="run this program of the kernel tree's "
+                   "tools/testing/selftests/mm instead of the test, e.g. "
+                   "'gup_test -a -m 64 -n 512' or 'ksm_tests -D -s 256' "
+                   "(source kernels get the selftests config)")
+    p.add_argument("--selftests", default="debian-6.12", metavar="TREE",
+                   help="the tree whose selftests/mm --command takes for a "
+                   "Debian binary kernel (default debian-6.12; a source: "
+                   "kernel uses its own)")
 
 
 def _positive(text: str) -> int:
@@ -131,8 +143,9 @@ def check_input(spec: str, args) -> None:
     """Everything about the input that can be checked before anything is
     fetched or booted; UsageError (exit 2) says what is wrong."""
     kind, parts = kernels.parse_spec(spec)
-    if getattr(args, "config", "default") == "debug" and kind != "source":
-        raise UsageError(f"--config debug needs a kernel built from source "
+    variant = getattr(args, "config", "default")
+    if variant != "default" and kind != "source":
+        raise UsageError(f"--config {variant} needs a kernel built from source "
                          f"(source:debian-6.12[:all|nofix]), not {spec}")
     if kind == "image":
         image = Path(parts[0])
@@ -144,6 +157,15 @@ def check_input(spec: str, args) -> None:
                              "headers/build directory or a module tree")
     testargs.check(getattr(args, "test_args", "") or "",
                    vcpus=getattr(args, "vcpus", 2))
+    if getattr(args, "command", None):
+        if getattr(args, "arch", "amd64") != "amd64":
+            raise UsageError("--command runs amd64 guests only (the selftests "
+                             "are built for the host)")
+        if args.test_args or args.stress is not None:
+            raise UsageError("--command replaces the test: drop --test-args "
+                             "and --stress")
+        command.check_memory(command.needs(command.parse(args.command)),
+                             args.memory)
 
 
 def run_meta(started: datetime) -> dict:
@@ -178,12 +200,73 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
     t0 = time.monotonic()
     if not spec.startswith("source:"):
         _prefetch_kselftest()
-    prep = kernels.prepare(spec, variant=args.config,
+    cmd = command.parse(args.command) if getattr(args, "command", None) else None
+    variant = args.config
+    if cmd and spec.startswith("source:") and variant == "default":
+        progress("--command: the source kernel is built with the selftests "
+                 "config (configs/selftests.config)")
+        variant = "selftests"
+    prep = kernels.prepare(spec, variant=variant,
                            **({"arch": arch} if arch != "amd64" else {}))
+    opts = _options(args)
+    if cmd:
+        needs = command.needs(cmd)
+        command.check_kernel(needs, prep.config, prep.release, spec)
+        opts.program = (cmd.guest, command.binary(_selftests_mm(prep, args), cmd))
+        opts.append = " ".join([opts.append, *needs.append]).strip()
+    elif arch == "amd64" and _has(prep, "CONFIG_GUP_TEST"):
+        opts.xcheck = _crosscheck(prep, args)
     prepare_s = time.monotonic() - t0
-    return vmrun.run(prep, _options(args), outdir,
+    return vmrun.run(prep, opts, outdir,
                      durations={"prepare": prepare_s},
                      meta=meta or run_meta(datetime.now(timezone.utc)), live=live)
+
+
+def _has(prep: kernels.Prepared, option: str) -> bool:
+    if not prep.config or not prep.config.exists():
+        return False
+    return kconfig.parse(prep.config.read_text()).get(option) in ("y", "m")
+
+
+def _selftests_mm(prep: kernels.Prepared, args) -> Path:
+    """selftests/mm of the kernel's own tree (a source kernel) or of
+    --selftests, built by the tree's Makefile (cached by commit)."""
+    tree = prep.tree or source.resolve_base(args.selftests).path
+    kselftest_build.ensure_packages()
+    built = kselftest_build.build(tree)
+    return built.tree / kselftest_build.SELFTESTS / "mm"
+
+
+def _crosscheck(prep: kernels.Prepared, args) -> vmrun.CrossCheck | None:
+    """gup_test over anonymous memory of the benchmark's size and pages per
+    call (issue 12), on kernels built with CONFIG_GUP_TEST."""
+    opts = _bench_params(args.test_args or "")
+    if opts["no_bench"]:
+        return None
+    size = opts["pages"] * 4096
+    if size % (1 << 20):
+        progress(f"no gup_test cross-check: {opts['pages']} pages of 4 KiB are "
+                 "not a whole number of MiB (gup_test -m takes MiB)")
+        return None
+    mode = "-L" if opts["longterm"] else "-a"
+    cmd = (f"./gup_test {mode} -T -m {size >> 20} -n {opts['pages_per_call']} "
+           f"-r {XCHECK_REPEATS}")
+    return vmrun.CrossCheck(cmd, _selftests_mm(prep, args) / "gup_test", opts["pages"])
+
+
+XCHECK_REPEATS = 30
+
+
+def _bench_params(test_args: str) -> dict:
+    """Pages, pages per call, FOLL_LONGTERM and -B of the test's arguments
+    (already checked by testargs.check), with the test's defaults."""
+    import getopt
+    import shlex
+    found, _ = getopt.getopt(shlex.split(test_args), "p:r:i:t:c:BLh")
+    o = dict(found)
+    pages = int(o.get("-p", 512))
+    return {"pages": pages, "pages_per_call": int(o.get("-c", min(pages, 4096))),
+            "longterm": "-L" in o, "no_bench": "-B" in o}
 
 
 def _prefetch_kselftest() -> None:
@@ -330,33 +413,129 @@ def cmd_run(args) -> int:
 
 
 def cmd_compare(args) -> int:
+    """Both kernels, --repeat times each, interleaved (A1 B1 A2 B2 ...) so
+    that drift of the host hits both alike; each run is its own boot."""
     for spec in (args.a, args.b):
         check_input(spec, args)
     base = args.results or _results_dir(args, "compare")
-    runs = []
-    for label, spec in (("a", args.a), ("b", args.b)):
-        progress(f"compare: kernel {label.upper()} = {spec}")
-        out = run_one(spec, args, base / label)
-        report(out, show_tap=False, file=sys.stderr if args.json else sys.stdout)
-        if not out.summary["bench"]:
-            raise RunnerError(f"kernel {spec} produced no benchmark table "
-                              f"(exit {out.exit_code}); see {out.outdir}")
-        runs.append(out)
-    rows = results.compare(runs[0].summary, runs[1].summary)
-    table = results.format_compare(rows, "A", "B")
-    text = (f"A = {args.a} ({runs[0].summary['kernel']['release']})\n"
-            f"B = {args.b} ({runs[1].summary['kernel']['release']})\n"
-            "median ns/page of pin_user_pages_fast(FOLL_WRITE); "
-            "speedup = A shadow / B shadow\n" + table + "\n")
-    print(text, end="", file=sys.stderr if args.json else sys.stdout)
+    human = sys.stderr if args.json else sys.stdout
+    runs: dict[str, list[vmrun.RunOutcome]] = {"a": [], "b": []}
+    for i in range(args.repeat):
+        for label, spec in (("a", args.a), ("b", args.b)):
+            progress(f"compare: kernel {label.upper()} = {spec}"
+                     + (f", run {i + 1} of {args.repeat}" if args.repeat > 1 else ""))
+            outdir = base / label / f"run-{i + 1}" if args.repeat > 1 else base / label
+            out = run_one(spec, args, outdir)
+            report(out, show_tap=False, file=human)
+            _check_figures(out, spec, args)
+            runs[label].append(out)
+    first = {k: v[0].summary for k, v in runs.items()}
+    emulated = any(o.summary["vm"].get("accel") == "tcg" for v in runs.values() for o in v)
+    head = (f"A = {args.a} ({first['a']['kernel']['release']})\n"
+            f"B = {args.b} ({first['b']['kernel']['release']})\n"
+            + (f"{args.repeat} runs per kernel, interleaved, one boot each\n"
+               if args.repeat > 1 else "")
+            + ("QEMU TCG: emulated CPUs, figures are not hardware figures\n"
+               if emulated else ""))
+    data: dict = {"a": args.a, "b": args.b, "repeat": args.repeat,
+                  "emulated": emulated}
+    text = head
+    rows = None
+    if not args.command:
+        rows = results.compare(_median_bench(runs["a"]), _median_bench(runs["b"]))
+        text += ("median ns/page of pin_user_pages_fast(FOLL_WRITE)"
+                 + (" (median over the runs of each run's median)" if args.repeat > 1 else "")
+                 + "; speedup = A shadow / B shadow\n"
+                 + results.format_compare(rows, "A", "B") + "\n")
+        data["bench"] = rows
+    fig_rows, stability = _figure_rows(runs, args)
+    if fig_rows:
+        from . import figures
+        text += "\n" + figures.format_table(fig_rows, "A", "B", emulated) + "\n"
+        data["figures"] = fig_rows
+    if stability:
+        text += "\n" + stability["text"]
+        data["stability"] = stability["rows"]
+    print(text, end="", file=human)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(data, indent=2))
     (base / "compare.txt").write_text(text)
-    (base / "compare.json").write_text(json.dumps(rows, indent=2) + "\n")
-    png = plot(rows, base, args.a, args.b)
-    print(f"plot:    {png}" if png else "plot:    skipped (gnuplot missing)",
-          file=sys.stderr if args.json else sys.stdout)
+    (base / "compare.json").write_text(json.dumps(data, indent=2) + "\n")
+    if rows is not None:
+        png = plot(rows, base, args.a, args.b)
+    else:
+        from . import figures
+        png = figures.plot(fig_rows, base, args.a, args.b, args.command)
+    print(f"plot:    {png}" if png else "plot:    skipped (gnuplot missing)", file=human)
     return 0
+
+
+def _check_figures(out: vmrun.RunOutcome, spec: str, args) -> None:
+    """A run a comparison can use, or RunnerError saying why not."""
+    if args.command:
+        if out.exit_code not in (results.EXIT_PASS,):
+            raise RunnerError(f"'{args.command}' on {spec} ended with exit "
+                              f"{out.exit_code} ({out.summary['outcome']}): its "
+                              f"figures are not comparable; see {out.outdir}")
+        if not out.summary.get("figures"):
+            raise RunnerError(f"'{args.command}' on {spec} printed no figure the "
+                              f"runner knows how to read (runner/gupnm/figures.py); "
+                              f"see {out.outdir}/tap.txt")
+    elif not out.summary["bench"]:
+        raise RunnerError(f"kernel {spec} produced no benchmark table "
+                          f"(exit {out.exit_code}); see {out.outdir}")
+
+
+def _median_bench(outs: list[vmrun.RunOutcome]) -> dict:
+    """A summary-like {"bench": [...]} whose medians are the median over
+    @outs of each run's median, per thread count and backing."""
+    cells: dict[tuple, list[float]] = {}
+    for out in outs:
+        for b in out.summary["bench"]:
+            cells.setdefault((b["threads"], b["backing"]), []).append(b["median"])
+    return {"bench": [{"threads": t, "backing": k, "median": statistics.median(v)}
+                      for (t, k), v in sorted(cells.items())]}
+
+
+# Issue 12: five back-to-back runs of one kernel must give shadow/anon
+# ratios within this of their median.
+RATIO_STABILITY = 0.15
+
+
+def _figure_rows(runs: dict, args) -> tuple[list[dict], dict | None]:
+    """figures.compare rows of both kernels' runs, and for the benchmark
+    with --repeat the spread of each kernel's shadow/anon ratios."""
+    from . import figures
+    per = {}
+    for label, outs in runs.items():
+        if args.command:
+            per[label] = [[figures.Figure(**f) for f in o.summary["figures"]]
+                          for o in outs]
+        else:
+            per[label] = [figures.parse("gup_null_mapping", o.tap_text) for o in outs]
+    stats_a, stats_b = figures.summarise(per["a"]), figures.summarise(per["b"])
+    rows = figures.compare(stats_a, stats_b)
+    if args.command or args.repeat < 2:
+        return rows, None
+    lines, table = [], []
+    for label, st in (("A", stats_a), ("B", stats_b)):
+        for name, s in sorted(st.items()):
+            if not name.startswith("shadow/anon"):
+                continue
+            ratios = s.run_means
+            med = statistics.median(ratios)
+            dev = max(abs(r / med - 1.0) for r in ratios) if med else None
+            ok = dev is not None and dev <= RATIO_STABILITY
+            table.append({"kernel": label, "figure": name, "ratios": ratios,
+                          "median": med, "max_deviation": dev, "stable": ok})
+            lines.append(f"{label} {name}: " + " ".join(f"{r:.2f}" for r in ratios)
+                         + f"; median {med:.2f}, max deviation "
+                         + (f"{dev * 100:.1f} %" if dev is not None else "n/a")
+                         + (" (within" if ok else " (OUTSIDE")
+                         + f" +-{RATIO_STABILITY * 100:.0f} %)")
+    text = ("shadow/anon ratio of each run (the decision figure):\n"
+            + "\n".join(lines) + "\n") if lines else ""
+    return rows, {"rows": table, "text": text}
 
 
 def plot(rows: list[dict], outdir: Path, label_a: str, label_b: str) -> Path | None:
@@ -533,6 +712,9 @@ def main(argv: list[str] | None = None) -> int:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--a", default="source:debian-6.12:nofix", metavar="SPEC")
     p.add_argument("--b", default="source:debian-6.12:all", metavar="SPEC")
+    p.add_argument("--repeat", type=_positive, default=1, metavar="N",
+                   help="runs per kernel, interleaved A B A B ..., each its own "
+                   "boot: mean +- stddev and the ratio B/A of every figure")
     _vm_args(p)
     p.set_defaults(func=cmd_compare)
     p = sub.add_parser("parse", help="verdict of a saved console log, status.log or TAP file")

@@ -30,6 +30,9 @@ class Payload:
     kmemleak: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
     busybox: Path | None = None  # the guest's, when not the host's (arm64)
+    # Names in @files linked dynamically (selftests/mm programs): their
+    # libraries come along.
+    dynamic: tuple[str, ...] = ()
 
 
 def _busybox() -> Path:
@@ -44,6 +47,11 @@ def _copy_with_libs(binary: Path, root: Path) -> None:
     dest = root / str(binary).lstrip("/")
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(binary, dest)
+    _copy_libs(binary, root)
+
+
+def _copy_libs(binary: Path, root: Path) -> None:
+    """The libraries (and loader) ldd names for @binary, at their paths."""
     out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True).stdout
     for lib in re.findall(r"(/\S+\.so[\w.]*)", out):
         lib_dest = root / lib.lstrip("/")
@@ -88,6 +96,8 @@ def build(payload: Payload, workdir: Path) -> Path:
         dst = root / TESTDIR.lstrip("/") / name
         shutil.copy2(src, dst)
         dst.chmod(0o755)
+        if name in payload.dynamic:
+            _copy_libs(src, root)
 
     env = {"GUPNM_TESTDIR": TESTDIR, "GUPNM_CMD": payload.command,
            # The kernel keeps 15 characters of a command name; page_owner

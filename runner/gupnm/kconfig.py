@@ -13,7 +13,11 @@ from pathlib import Path
 from .host import REPO, RunnerError
 
 CONFIGS = REPO / "runner" / "configs"
-VARIANTS = ("default", "debug")
+VARIANTS = ("default", "debug", "selftests")
+# Lines of a tree's tools/testing/selftests/mm/config the selftests variant
+# takes: what gup_test needs (the rest, userfaultfd, HMM, ftrace, ..., serves
+# programs the runner does not run and would double the build).
+SELFTEST_LINES = ("CONFIG_GUP_TEST=", "CONFIG_TRANSPARENT_HUGEPAGE=")
 _LINE = re.compile(r"^(CONFIG_\w+)=(.*)$|^# (CONFIG_\w+) is not set$")
 
 
@@ -32,30 +36,41 @@ def parse(text: str) -> dict[str, str]:
 
 
 def fragments(variant: str, tree: Path | None, with_module: bool) -> list[tuple[str, str]]:
-    """(name, text) of every fragment for a variant ('default' or 'debug')."""
+    """(name, text) of every fragment for a variant (VARIANTS)."""
     if variant not in VARIANTS:
         raise RunnerError(f"unknown config variant '{variant}': use "
                           + " or ".join(VARIANTS))
-    names = ["base.config"] + (["debug.config"] if variant == "debug" else [])
+    names = ["base.config"] + ([f"{variant}.config"] if variant != "default" else [])
     frags = []
     for name in names:
         path = CONFIGS / name
         if not path.exists():
             raise RunnerError(f"unknown config variant '{variant}' ({path} missing)")
         frags.append((name, path.read_text()))
+    # The tree's own selftest config names the module (the wiring patch is
+    # what enables it) and, for the selftests variant, gup_test's options.
+    mm = (tree / "tools/testing/selftests/mm/config") if tree else None
+    if variant == "selftests":
+        lines = _lines_of(mm, SELFTEST_LINES)
+        if "CONFIG_GUP_TEST=" not in lines:
+            raise RunnerError(f"{mm} does not name CONFIG_GUP_TEST: not a "
+                              "kernel tree the selftests variant knows")
+        frags.append(("selftests/mm/config (gup_test's options)", lines))
     if with_module:
-        # The tree's own selftest config names the module; take that line so
-        # the wiring patch is what enables it.
-        mm = (tree / "tools/testing/selftests/mm/config") if tree else None
-        line = ""
-        if mm and mm.exists():
-            line = "".join(l + "\n" for l in mm.read_text().splitlines()
-                           if l.startswith("CONFIG_TEST_GUP_FAST="))
+        line = _lines_of(mm, ("CONFIG_TEST_GUP_FAST=",))
         if not line:
             raise RunnerError(f"{mm} does not enable CONFIG_TEST_GUP_FAST: is "
                               "the selftests patch applied?")
         frags.append(("selftests/mm/config (CONFIG_TEST_GUP_FAST)", line))
     return frags
+
+
+def _lines_of(fragment: Path | None, prefixes: tuple[str, ...]) -> str:
+    """The lines of @fragment starting with one of @prefixes."""
+    if not fragment or not fragment.exists():
+        return ""
+    return "".join(line + "\n" for line in fragment.read_text().splitlines()
+                   if line.startswith(prefixes))
 
 
 def digest(frags: list[tuple[str, str]]) -> str:

@@ -22,6 +22,9 @@ class GuestStatus:
     # The stress program (hardening/), when the guest ran it.
     stress: str | None = None
     stress_exit: int | None = None
+    # The gup_test cross-check (GUPNM_XCHECK_CMD), when the guest ran it.
+    xcheck: str | None = None
+    xcheck_exit: int | None = None
     # GUPNM_REPEAT runs: (index, exit status or None if cut short, output).
     runs: list[tuple[int, int | None, str]] = field(default_factory=list)
 
@@ -47,6 +50,8 @@ def parse_status(text: str) -> GuestStatus:
                     st.tap, st.complete_tap = "\n".join(buf) + "\n", True
                 elif section == "STRESS":
                     st.stress = "\n".join(buf) + "\n"
+                elif section == "XCHECK":
+                    st.xcheck = "\n".join(buf) + "\n"
                 else:
                     st.dmesg = "\n".join(buf) + "\n"
                 section, buf = None, []
@@ -54,14 +59,14 @@ def parse_status(text: str) -> GuestStatus:
                 buf.append(line)
             continue
         if line in ("GUPNM-TAP-BEGIN", "GUPNM-DMESG-BEGIN",
-                    "GUPNM-STRESS-BEGIN"):
+                    "GUPNM-STRESS-BEGIN", "GUPNM-XCHECK-BEGIN"):
             section = line.split("-")[1]
             continue
         if m := re.fullmatch(r"GUPNM-RUN-BEGIN: (\d+)", line):
             section, run_no = "RUN", int(m.group(1))
             continue
-        if m := re.fullmatch(r"GUPNM-STRESS-EXIT: (-?\d+)", line):
-            st.stress_exit = int(m.group(1))
+        if m := re.fullmatch(r"GUPNM-(STRESS|XCHECK)-EXIT: (-?\d+)", line):
+            setattr(st, f"{m.group(1).lower()}_exit", int(m.group(2)))
             continue
         if line == "GUPNM-STATUS: booted":
             st.booted = True

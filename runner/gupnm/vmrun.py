@@ -6,10 +6,12 @@ summary.json, and the initramfs work files.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
 import signal
+import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +42,19 @@ class VmOptions:
     # Arguments of the stress program (hardening/), run after the test;
     # None: not run.
     stress: str | None = None
+    # --command: (guest command line, host binary) of a selftests/mm
+    # program run instead of the test; None: the test.
+    program: tuple[str, Path] | None = None
+    # The gup_test cross-check run after the test.
+    xcheck: "CrossCheck | None" = None
+
+
+@dataclass
+class CrossCheck:
+    """gup_test's PIN_FAST_BENCHMARK over anonymous memory (issue 12)."""
+    command: str                # e.g. "./gup_test -a -T -m 2 -n 512 -r 30"
+    binary: Path
+    pages: int                  # pages one repeat pins
 
 
 @dataclass
@@ -145,7 +160,12 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
         progress("test arguments given: running gup_null_mapping directly, "
                  "not through run_vmtests.sh (which passes none)")
         vmtests = None
-    if vmtests:
+    dynamic: tuple[str, ...] = ()
+    if opts.program:
+        command, binary = opts.program
+        files = {binary.name: binary}
+        dynamic, vmtests = (binary.name,), None
+    elif vmtests:
         command = "bash ./run_vmtests.sh -t gup_fast"
         files = {"gup_null_mapping": prep.test_binary,
                  "run_vmtests.sh": vmtests}
@@ -160,9 +180,14 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
             cross["cc"] = arm64.selftest_cc()
         files["gupnm_stress"] = kernels.build_stress(**cross)
         extra_env["GUPNM_STRESS_CMD"] = f"./gupnm_stress {opts.stress}".strip()
+    if opts.xcheck:
+        files[opts.xcheck.binary.name] = opts.xcheck.binary
+        dynamic += (opts.xcheck.binary.name,)
+        extra_env["GUPNM_XCHECK_CMD"] = opts.xcheck.command
     payload = initramfs.Payload(prep.release, prep.module, files, command,
                                 need_bash=bool(vmtests),
-                                kmemleak=opts.kmemleak, extra_env=extra_env)
+                                kmemleak=opts.kmemleak, extra_env=extra_env,
+                                dynamic=dynamic)
     if prep.arch == "arm64":
         from . import arm64
         payload.busybox = arm64.busybox()
@@ -282,6 +307,12 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     elif mismatch:
         code = results.EXIT_INFRA
     else:
+        if opts.program:
+            # A selftests/mm program: its exit status is the verdict (many
+            # print no TAP), a splat still fails it.
+            summary["outcome"] = ("fail" if splats else
+                                  {0: "pass", 4: "skip", None: "error"}.get(
+                                      st.exit_code, "fail"))
         code = results.exit_code(
             summary["outcome"], problems=problems, splat=bool(splats),
             reached_test=reached_test, exit_status=st.exit_code,
@@ -310,6 +341,12 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
                                  "other_pages": st.page_owner_other}
     if {"before", "after"} <= st.memfree_kb.keys():
         summary["memfree_delta_kb"] = st.memfree_kb["before"] - st.memfree_kb["after"]
+    if opts.program:
+        summary["figures"] = command_figures(command, tap_text)
+    if opts.xcheck:
+        summary["crosscheck"] = crosscheck(opts.xcheck, st.xcheck,
+                                           st.xcheck_exit, summary.get("bench"))
+        (outdir / "crosscheck.txt").write_text(st.xcheck or "")
     if vmtests:
         summary["run_vmtests"] = {"outer": tap.summarize(tap.parse_tap(
             outer_text.splitlines())) if outer_text else None}
@@ -322,6 +359,40 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     if not os.environ.get("GUPNM_KEEP_WORK"):
         shutil.rmtree(outdir / "initramfs", ignore_errors=True)
     return RunOutcome(summary, code, outdir, tap_text)
+
+
+def command_figures(command: str, output: str) -> list[dict]:
+    """The figures a selftests/mm program printed (figures.parse)."""
+    from . import figures
+    program = Path(command.split()[0]).name
+    return [dataclasses.asdict(f) for f in figures.parse(program, output)]
+
+
+# Issue 12: our anon control and gup_test's must agree within this.
+XCHECK_TOLERANCE = 0.15
+
+
+def crosscheck(xc: CrossCheck, output: str | None, exit_status: int | None,
+               bench: list[dict] | None) -> dict:
+    """gup_test's PIN_FAST_BENCHMARK over anonymous memory against the
+    test's own anon control at one thread: median ns/page, side by side."""
+    from . import figures
+    out = {"command": xc.command, "exit": exit_status, "pages": xc.pages,
+           "gup_test_ns_per_page": None, "anon_ns_per_page": None,
+           "ratio": None, "agree": None, "tolerance": XCHECK_TOLERANCE}
+    pages = xc.pages
+    gets = [f.value for f in figures.parse("gup_test", output or "")
+            if f.name.endswith("get_us")]
+    if gets and pages:
+        out["gup_test_ns_per_page"] = statistics.median(gets) * 1000.0 / pages
+        out["gup_test_samples"] = len(gets)
+    anon = [b for b in bench or [] if b.get("threads") == 1 and b.get("backing") == "anon"]
+    if anon:
+        out["anon_ns_per_page"] = anon[0]["median"]
+    if out["gup_test_ns_per_page"] and out["anon_ns_per_page"]:
+        out["ratio"] = out["gup_test_ns_per_page"] / out["anon_ns_per_page"]
+        out["agree"] = abs(out["ratio"] - 1.0) <= XCHECK_TOLERANCE
+    return out
 
 
 def outcome_of(code: int) -> str:

@@ -378,7 +378,7 @@ class RunCommandTest(unittest.TestCase):
         self.assertIn('verdict: ', err)
 
     def test_run_one_prepares_and_runs(self):
-        prep = mock.Mock(run_vmtests=Path('/t/run_vmtests.sh'))
+        prep = mock.Mock(run_vmtests=Path('/t/run_vmtests.sh'), config=None, tree=None)
         args = argparse.Namespace(
             config='default', accel='tcg', vcpus=2, memory=1024, append='', timeout=300,
             test_args='', retries=2)
@@ -423,7 +423,7 @@ class CompareCommandTest(unittest.TestCase):
                          ['source:debian-6.12:nofix', 'source:debian-6.12:all'])
         self.assertEqual([c.args[2] for c in ro.call_args_list], [self.tmp / 'a', self.tmp / 'b'])
         self.assertIn('plot:    skipped (gnuplot missing)', out)
-        rows = json.loads((self.tmp / 'compare.json').read_text())
+        rows = json.loads((self.tmp / 'compare.json').read_text())['bench']
         self.assertEqual([(r['threads'], r['a_shadow'], r['b_shadow']) for r in rows],
                          [(1, 730.4, 300.0), (2, 745.8, 300.0)])
         text = (self.tmp / 'compare.txt').read_text()
@@ -446,6 +446,40 @@ class CompareCommandTest(unittest.TestCase):
         self.assertEqual((self.tmp / 'compare.dat').read_text().splitlines(),
                          ['# threads a_shadow a_anon b_shadow b_anon',
                           '1 730.4 319.6 300.0 319.6', '2 745.8 304.3 300.0 304.3'])
+
+    def test_repeat_interleaves_and_reports_ratio_spread(self):
+        outs = []
+        for i in range(3):
+            outs.extend(self.outcomes())
+            outs[-2].outdir = outs[-1].outdir = self.tmp / str(i)
+        with mock.patch.object(cli, 'run_one', side_effect=outs) as ro, \
+                mock.patch.object(cli, 'check_input'), \
+                mock.patch.object(cli, 'plot', return_value=None):
+            rc, out, _ = call(['compare', '--results', str(self.tmp), '--repeat', '3'])
+        self.assertEqual(rc, 0)
+        self.assertEqual([(c.args[0], c.args[2].relative_to(self.tmp).as_posix())
+                          for c in ro.call_args_list],
+                         [('source:debian-6.12:nofix', 'a/run-1'), ('source:debian-6.12:all', 'b/run-1'),
+                          ('source:debian-6.12:nofix', 'a/run-2'), ('source:debian-6.12:all', 'b/run-2'),
+                          ('source:debian-6.12:nofix', 'a/run-3'), ('source:debian-6.12:all', 'b/run-3')])
+        data = json.loads((self.tmp / 'compare.json').read_text())
+        self.assertEqual(data['repeat'], 3)
+        spread = {(r['kernel'], r['figure']): r for r in data['stability']}
+        self.assertTrue(spread[('A', 'shadow/anon@1')]['stable'])    # three equal runs
+        self.assertEqual(spread[('A', 'shadow/anon@1')]['max_deviation'], 0.0)
+        self.assertIn('3 runs per kernel, interleaved', out)
+        self.assertIn('shadow/anon ratio of each run', out)
+
+    def test_command_without_figures_is_an_error(self):
+        a, b = self.outcomes()
+        for o in (a, b):
+            o.exit_code = 0
+            o.summary = dict(o.summary, figures=[])
+        with mock.patch.object(cli, 'run_one', side_effect=[a, b]), \
+                mock.patch.object(cli, 'check_input'):
+            rc, _, err = call(['compare', '--results', str(self.tmp), '--command', 'gup_test -a'])
+        self.assertEqual(rc, 3)
+        self.assertIn('printed no figure the runner knows', err)
 
     def test_compare_needs_a_bench(self):
         a, b = self.outcomes()

@@ -198,6 +198,23 @@ class FragmentsTest(unittest.TestCase):
         with self.assertRaises(RunnerError):
             kconfig.fragments('default', None, True)
 
+    def test_selftests_variant_takes_gup_test_lines_of_the_tree(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            mm = Path(tmp) / 'tools/testing/selftests/mm'
+            mm.mkdir(parents=True)
+            (mm / 'config').write_text('CONFIG_SYSVIPC=y\nCONFIG_TEST_HMM=m\n'
+                                       'CONFIG_GUP_TEST=y\nCONFIG_FTRACE=y\n'
+                                       'CONFIG_TRANSPARENT_HUGEPAGE=y\n')
+            frags = kconfig.fragments('selftests', Path(tmp), False)
+            self.assertEqual([n for n, _ in frags],
+                             ['base.config', 'selftests.config',
+                              "selftests/mm/config (gup_test's options)"])
+            self.assertEqual(frags[-1][1], 'CONFIG_GUP_TEST=y\nCONFIG_TRANSPARENT_HUGEPAGE=y\n')
+            self.assertIn('CONFIG_KSM=y', frags[1][1])
+            (mm / 'config').write_text('CONFIG_SYSVIPC=y\n')
+            with self.assertRaisesRegex(RunnerError, 'does not name CONFIG_GUP_TEST'):
+                kconfig.fragments('selftests', Path(tmp), False)
+
     def test_missing_config_file(self):
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.object(kconfig, 'CONFIGS', Path(tmp)):

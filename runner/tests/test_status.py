@@ -174,5 +174,15 @@ class PageOwnerLineTest(unittest.TestCase):
         self.assertIsNone(st.page_owner_user)
 
 
+class CrossCheckSectionTest(unittest.TestCase):
+    def test_xcheck_output_and_exit(self):
+        st = parse_status('GUPNM-STATUS: booted\nGUPNM-XCHECK-BEGIN\n'
+                          '# PIN_FAST_BENCHMARK: Time: get:52 put:20 us\n'
+                          'GUPNM-XCHECK-END\nGUPNM-XCHECK-EXIT: 0\nGUPNM-EXIT: 0\n')
+        self.assertEqual(st.xcheck, '# PIN_FAST_BENCHMARK: Time: get:52 put:20 us\n')
+        self.assertEqual((st.xcheck_exit, st.exit_code), (0, 0))
+        self.assertIsNone(parse_status('GUPNM-EXIT: 0\n').xcheck)
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -592,5 +592,24 @@ class QuoteTest(unittest.TestCase):
         self.assertEqual(out.stdout.decode().split('\0')[:-1], self.VALUES)
 
 
+class CrossCheckTest(unittest.TestCase):
+    """gup_test -a against the test's anon control (issue 12)."""
+
+    def test_agree_and_disagree(self):
+        xc = vmrun.CrossCheck("./gup_test -a -T -m 2 -n 512 -r 3", Path("/x/gup_test"), 512)
+        out = "".join(f"# PIN_FAST_BENCHMARK: Time: get:{g} put:20 us\n" for g in (100, 102, 300))
+        bench = [{"threads": 1, "backing": "anon", "median": 200.0},
+                 {"threads": 1, "backing": "shadow", "median": 900.0}]
+        got = vmrun.crosscheck(xc, out, 0, bench)
+        self.assertAlmostEqual(got["gup_test_ns_per_page"], 102 * 1000 / 512)
+        self.assertAlmostEqual(got["ratio"], 102 * 1000 / 512 / 200.0)
+        self.assertTrue(got["agree"])           # 199.2 vs 200 ns/page
+        got = vmrun.crosscheck(xc, out, 0, [{"threads": 1, "backing": "anon", "median": 100.0}])
+        self.assertFalse(got["agree"])
+        got = vmrun.crosscheck(xc, "", 1, bench)
+        self.assertIsNone(got["agree"])
+        self.assertEqual(got["exit"], 1)
+
+
 if __name__ == '__main__':
     unittest.main()
