@@ -306,6 +306,23 @@ def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None,
     say(f"verdict: {s['verdict']}")
     if s.get("bench"):
         say(bench_report(s))
+    xc = s.get("crosscheck")
+    if xc:
+        say(f"xcheck:  {xc['command']} (anonymous memory, {xc['pages']} pages)")
+        if xc.get("ratio") is not None:
+            say(f"         gup_test {xc['gup_test_ns_per_page']:.1f} ns/page (median get "
+                f"of {xc.get('gup_test_samples')}), the test's anon control "
+                f"{xc['anon_ns_per_page']:.1f} (1 thread): ratio {xc['ratio']:.2f}, "
+                + ("agree" if xc["agree"] else "DISAGREE")
+                + f" (bound +-{xc['tolerance'] * 100:.0f} %)")
+        else:
+            say(f"         no comparison (gup_test exit {xc.get('exit')}); see crosscheck.txt")
+    if s.get("figures"):
+        from . import figures
+        for st in figures.summarise([[figures.Figure(**f) for f in s["figures"]]]).values():
+            say(f"figure:  {st.name} = {st.mean:g} +- {st.stddev:.3g} {st.unit} "
+                f"(n={st.n}, {st.better} is better)"
+                + (", emulated (TCG)" if results.emulated(s) else ""))
     for sp in s.get("splats", []):
         say(f"SPLAT ({sp['kind']}) at console line {sp['line']}:")
         say("    " + sp["excerpt"].replace("\n", "\n    "))
