@@ -333,7 +333,7 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
     jobs = str(os.cpu_count() or 1)
     cold = not (build / "vmlinux").exists()
     progress(f"building linux in {build} (make -j{jobs}; log {log})"
-             + ("; a cold build takes about 5 min on 2 cores, less with a "
+             + ("; a cold build took 11-12 min on 2 cores here, 2 with a "
                 "warm ccache" if cold else ""))
     # vmlinux boots via PVH without the emulated decompressor; KASAN kernels
     # cannot (see configs/debug.config), so the debug variant boots bzImage.
