@@ -153,6 +153,31 @@ class SummaryTest(unittest.TestCase):
             '$.bench_params.pages_per_call: 0 is below 1'])
 
 
+class RealRunsTest(unittest.TestCase):
+    """Two real runs on Debian 6.12.117 under TCG (bug present): the
+    benchmark with -c 32, and with -L -c 32; their TAP gives the bench
+    keys of the summary the runner wrote then, which the schema takes."""
+
+    RUNS = {'bench-c32-debian-6.12': 'FOLL_WRITE',
+            'bench-L-c32-debian-6.12': 'FOLL_LONGTERM|FOLL_WRITE'}
+
+    def test_reproduced(self):
+        for name, flags in self.RUNS.items():
+            with self.subTest(run=name):
+                real = json.loads((DATA / 'real' / f'{name}.summary.json').read_text())
+                got = summary_of((DATA / 'real' / f'{name}.tap.txt').read_text())
+                for key in ('bench_title', 'bench_params', 'bench', 'bench_ratio', 'verdict'):
+                    self.assertEqual(got[key], real[key], key)
+                self.assertEqual(schema.errors(real), [])
+                self.assertEqual(real['bench_params']['flags'], flags)
+                self.assertEqual(real['bench_params']['pages_per_call'], 32)
+                self.assertEqual([(b['threads'], b['backing']) for b in real['bench']],
+                                 [(t, k) for t in (1, 2, 4) for k in ('shadow', 'anon')])
+                self.assertTrue(all(b['min'] <= b['median'] <= b['p90'] <= b['max']
+                                    for b in real['bench']))
+                self.assertTrue(all(b['noisy'] == (b['cv'] > 25) for b in real['bench']))
+
+
 class CompareAndReportTest(unittest.TestCase):
 
     def setUp(self):
