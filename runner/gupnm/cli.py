@@ -510,8 +510,11 @@ def _median_bench(outs: list[vmrun.RunOutcome]) -> dict:
     for out in outs:
         for b in out.summary["bench"]:
             cells.setdefault((b["threads"], b["backing"]), []).append(b["median"])
+    first = outs[0].summary
     return {"bench": [{"threads": t, "backing": k, "median": statistics.median(v)}
-                      for (t, k), v in sorted(cells.items())]}
+                      for (t, k), v in sorted(cells.items())],
+            **({"bench": first["bench"]} if len(outs) == 1 else {}),
+            "vm": first.get("vm", {}), "bench_params": first.get("bench_params")}
 
 
 # Issue 12: five back-to-back runs of one kernel must give shadow/anon
