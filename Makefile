@@ -86,13 +86,13 @@ bench-knobs:
 
 repro-longterm:
 	$(GUPNM) compare --a source:debian-6.12 --b source:debian-7.3 --repeat 5 \
-	  --memory 1536 --command 'gup_test -HL -m 512 -n 512' $(RUN_ARGS)
+	  --memory 1536 --command 'gup_test -HL -m 512 -n 512 -r 5' $(RUN_ARGS)
 	$(GUPNM) compare --a source:debian-6.12 --b source:debian-7.3 --repeat 5 \
-	  --memory 1536 --command 'gup_test -LT -m 512 -n 512' $(RUN_ARGS)
+	  --memory 1536 --command 'gup_test -LT -m 512 -n 512 -r 5' $(RUN_ARGS)
 
 repro-ksm:
-	$(GUPNM) compare --a debian:6.1 --b debian:bookworm-security --repeat 5 \
-	  --command 'ksm_tests -D -s 256' $(RUN_ARGS)
+	$(GUPNM) compare --a debian:6.1 --b debian:bookworm-security --repeat 3 \
+	  --timeout 900 --command 'ksm_tests -D -s 256' $(RUN_ARGS)
 
 repro-gup-fast:
 	$(GUPNM) compare --a source:debian-6.12 --b source:debian-7.3 --repeat 3 \
