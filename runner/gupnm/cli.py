@@ -468,7 +468,7 @@ def cmd_compare(args) -> int:
     fig_rows, stability = _figure_rows(runs, args)
     if fig_rows:
         from . import figures
-        text += "\n" + figures.format_table(fig_rows, "A", "B", emulated) + "\n"
+        text += "\n" + figures.format_table(fig_rows, args.a, args.b, emulated) + "\n"
         data["figures"] = fig_rows
     if stability:
         text += "\n" + stability["text"]
