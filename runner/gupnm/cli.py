@@ -460,7 +460,7 @@ def cmd_compare(args) -> int:
     rows = None
     if not args.command:
         rows = results.compare(_median_bench(runs["a"]), _median_bench(runs["b"]))
-        text += ("median ns/page of pin_user_pages_fast(FOLL_WRITE)"
+        text += ("median ns/page of the pin the table names below"
                  + (" (median over the runs of each run's median)" if args.repeat > 1 else "")
                  + "; speedup = A shadow / B shadow\n"
                  + results.format_compare(rows, "A", "B") + "\n")
