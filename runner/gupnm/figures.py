@@ -89,12 +89,12 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from . import stats as _stats
+from . import tap
 
 ALPHA = 0.05
 LOWER, HIGHER = 'lower', 'higher'
 
 _NUM = r'(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?'
-_TIMESTAMP_RE = re.compile(r'^(?:<\d+>)?\[\s*\d+\.\d+\](?:\[\s*[A-Z]\d+\])?\s?')
 _HASH_RE = re.compile(r'^(?:#\s*)+')
 
 _GUP_RE = re.compile(
@@ -146,11 +146,8 @@ class Stats:
 def _clean_lines(text: str) -> Iterable[tuple[bool, str]]:
     """(had a printk time stamp, the line without it and without '#' prefixes)."""
     for raw in text.splitlines():
-        line = raw.rstrip('\r\n')
-        m = _TIMESTAMP_RE.match(line)
-        if m:
-            line = line[m.end():]
-        yield bool(m), _HASH_RE.sub('', line).strip()
+        stamp, line = tap.split_timestamp(raw)
+        yield stamp is not None, _HASH_RE.sub('', line).strip()
 
 
 def _finite(text: str) -> Optional[float]:
