@@ -249,19 +249,20 @@ class CompareAndReportTest(unittest.TestCase):
                       'FOLL_LONGTERM|FOLL_WRITE), 512 pages/thread, 32 pages/call: median '
                       'ns/page"', script)
         both = results.compare(self.a, self.a)
-        with tempfile.TemporaryDirectory() as d, \
-                mock.patch.object(cli, 'ensure_tools'), mock.patch.object(cli.subprocess, 'run'):
-            cli.plot(both, Path(d), 'a', 'b')
-            script = (Path(d) / 'compare.gp').read_text()
         self.assertIn('set title "pin_user_pages_fast(FOLL_LONGTERM|FOLL_WRITE), 512 '
-                      'pages/thread, 32 pages/call, emulated (TCG): median ns/page"', script)
+                      'pages/thread, 32 pages/call, emulated (TCG): median ns/page"',
+                      self.plot_script(both))
         bare = [{k: v for k, v in r.items() if not k.endswith(('_setup',))} for r in both]
+        self.assertIn('set title "pin_user_pages_fast(FOLL_WRITE): median ns/page\\n'
+                      'A and B: emulated (TCG)"', self.plot_script(bare))
+
+    @staticmethod
+    def plot_script(rows):
+        """The gnuplot script cli.plot writes for @rows (gnuplot not run)."""
         with tempfile.TemporaryDirectory() as d, \
                 mock.patch.object(cli, 'ensure_tools'), mock.patch.object(cli.subprocess, 'run'):
-            cli.plot(bare, Path(d), 'a', 'b')
-            script = (Path(d) / 'compare.gp').read_text()
-        self.assertIn('set title "pin_user_pages_fast(FOLL_WRITE): median ns/page\\n'
-                      'A and B: emulated (TCG)"', script)
+            cli.plot(rows, Path(d), 'a', 'b')
+            return (Path(d) / 'compare.gp').read_text()
 
     def test_plot_without_gnuplot(self):
         with mock.patch.object(cli, 'ensure_tools', side_effect=RunnerError('no gnuplot')), \
