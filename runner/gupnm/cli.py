@@ -240,7 +240,7 @@ def _selftests_mm(prep: kernels.Prepared, args) -> Path:
 def _crosscheck(prep: kernels.Prepared, args) -> vmrun.CrossCheck | None:
     """gup_test over anonymous memory of the benchmark's size and pages per
     call (issue 12), on kernels built with CONFIG_GUP_TEST."""
-    opts = _bench_params(args.test_args or "")
+    opts = testargs.bench_params(args.test_args or "")
     if opts["no_bench"]:
         return None
     size = opts["pages"] * 4096
@@ -255,18 +255,6 @@ def _crosscheck(prep: kernels.Prepared, args) -> vmrun.CrossCheck | None:
 
 
 XCHECK_REPEATS = 30
-
-
-def _bench_params(test_args: str) -> dict:
-    """Pages, pages per call, FOLL_LONGTERM and -B of the test's arguments
-    (already checked by testargs.check), with the test's defaults."""
-    import getopt
-    import shlex
-    found, _ = getopt.getopt(shlex.split(test_args), "p:r:i:t:c:BLh")
-    o = dict(found)
-    pages = int(o.get("-p", 512))
-    return {"pages": pages, "pages_per_call": int(o.get("-c", min(pages, 4096))),
-            "longterm": "-L" in o, "no_bench": "-B" in o}
 
 
 def _prefetch_kselftest() -> None:

@@ -16,6 +16,7 @@ Parsing follows glibc getopt(): clustered flags (-Bp 8), attached values
 """
 from __future__ import annotations
 
+import getopt
 import math
 import re
 from dataclasses import dataclass
@@ -194,3 +195,15 @@ def _int_operand(value: str, limit: float) -> int:
     if not re.fullmatch(r"\d+", value) or not 1 <= int(value) <= limit:
         raise _bad(f"thread count '{value}': expected an integer in 1..{int(limit)}")
     return int(value)
+
+
+def bench_params(text: str, *, source: Path = SELFTEST, uapi: Path = UAPI) -> dict:
+    """Pages per buffer, pages per call, FOLL_LONGTERM (-L) and no bench
+    (-B) of arguments check() accepted, with the test's own defaults."""
+    found, _ = getopt.getopt(text.split(), getopt_string(source))
+    opts = dict(found)
+    c = constants(source, uapi)
+    pages = int(opts.get("-p", c["DEF_PAGES"]))
+    per_call = min(pages, int(c["GUP_FAST_MAX_PAGES_PER_CALL"]))
+    return {"pages": pages, "pages_per_call": min(int(opts.get("-c", per_call)), pages),
+            "longterm": "-L" in opts, "no_bench": "-B" in opts}

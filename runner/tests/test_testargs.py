@@ -132,5 +132,25 @@ class CheckTest(unittest.TestCase):
             testargs._c_number('sizeof(long)')
 
 
+class BenchParamsTest(unittest.TestCase):
+    """What the gup_test cross-check reads of the test's arguments."""
+
+    def test_defaults_and_options(self):
+        self.assertEqual(testargs.bench_params(''),
+                         {'pages': 512, 'pages_per_call': 512, 'longterm': False,
+                          'no_bench': False})
+        got = testargs.bench_params('-L -V 30 -p 1024 -c 32 1 2')
+        self.assertEqual((got['pages'], got['pages_per_call'], got['longterm']),
+                         (1024, 32, True))
+        self.assertEqual(testargs.bench_params('-p 100 -c 4000')['pages_per_call'], 100)
+        self.assertTrue(testargs.bench_params('-B')['no_bench'])
+
+    def test_every_option_the_test_takes_is_read(self):
+        # Each option of the C getopt string parses (none raises).
+        for letter in testargs.getopt_string().replace(':', ''):
+            value = ' 5' if testargs.getopt_string().find(letter + ':') >= 0 else ''
+            testargs.bench_params(f'-{letter}{value}')
+
+
 if __name__ == '__main__':
     unittest.main()
