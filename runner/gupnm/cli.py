@@ -27,8 +27,9 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import (arm64, cache, command, console, kconfig, kernels, kselftest_build,
-               qemu, results, source, stats, survey, tap, testargs, vmlinux, vmrun)
+from . import (arm64, cache, command, console, figures, kconfig, kernels,
+               kselftest_build, qemu, results, source, stats, survey, tap, testargs,
+               vmlinux, vmrun)
 from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
 
 # Debian 12 (bookworm) hosts build its 6.12 module with their own gcc-12:
@@ -232,7 +233,6 @@ def _selftests_mm(prep: kernels.Prepared, args) -> Path:
     """selftests/mm of the kernel's own tree (a source kernel) or of
     --selftests, built by the tree's Makefile (cached by commit)."""
     tree = prep.tree or source.resolve_base(args.selftests).path
-    kselftest_build.ensure_packages()
     built = kselftest_build.build(tree)
     return built.tree / kselftest_build.SELFTESTS / "mm"
 
@@ -243,13 +243,18 @@ def _crosscheck(prep: kernels.Prepared, args) -> vmrun.CrossCheck | None:
     opts = testargs.bench_params(args.test_args or "")
     if opts["no_bench"]:
         return None
+    if opts["longterm"]:
+        # gup_test's PIN_LONGTERM_BENCHMARK calls pin_user_pages(), the slow
+        # path, and it has no pin_user_pages_fast(FOLL_LONGTERM) benchmark.
+        progress("no gup_test cross-check with -L: gup_test times long-term "
+                 "pins only through pin_user_pages(), not pin_user_pages_fast()")
+        return None
     size = opts["pages"] * 4096
     if size % (1 << 20):
         progress(f"no gup_test cross-check: {opts['pages']} pages of 4 KiB are "
                  "not a whole number of MiB (gup_test -m takes MiB)")
         return None
-    mode = "-L" if opts["longterm"] else "-a"
-    cmd = (f"./gup_test {mode} -T -m {size >> 20} -n {opts['pages_per_call']} "
+    cmd = (f"./gup_test -a -T -m {size >> 20} -n {opts['pages_per_call']} "
            f"-r {XCHECK_REPEATS}")
     return vmrun.CrossCheck(cmd, _selftests_mm(prep, args) / "gup_test", opts["pages"])
 
@@ -306,7 +311,6 @@ def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None,
         else:
             say(f"         no comparison (gup_test exit {xc.get('exit')}); see crosscheck.txt")
     if s.get("figures"):
-        from . import figures
         for st in figures.summarise([[figures.Figure(**f) for f in s["figures"]]]).values():
             say(f"figure:  {st.name} = {st.mean:g} +- {st.stddev:.3g} {st.unit} "
                 f"(n={st.n}, {st.better} is better)"
@@ -455,7 +459,6 @@ def cmd_compare(args) -> int:
         data["bench"] = rows
     fig_rows, stability = _figure_rows(runs, args)
     if fig_rows:
-        from . import figures
         text += "\n" + figures.format_table(fig_rows, args.a, args.b, emulated) + "\n"
         data["figures"] = fig_rows
     if stability:
@@ -469,7 +472,6 @@ def cmd_compare(args) -> int:
     if rows is not None:
         png = plot(rows, base, args.a, args.b)
     else:
-        from . import figures
         png = figures.plot(fig_rows, base, args.a, args.b, args.command)
     print(f"plot:    {png}" if png else "plot:    skipped (gnuplot missing)", file=human)
     return 0
@@ -513,7 +515,6 @@ RATIO_STABILITY = 0.15
 def _figure_rows(runs: dict, args) -> tuple[list[dict], dict | None]:
     """figures.compare rows of both kernels' runs, and for the benchmark
     with --repeat the spread of each kernel's shadow/anon ratios."""
-    from . import figures
     per = {}
     for label, outs in runs.items():
         if args.command:

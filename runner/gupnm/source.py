@@ -303,11 +303,10 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
     digest = kconfig.digest(frags)
     stamp = build / ".gupnm-config"
     env = make_env(kroot)
-    make = ["make", "-C", str(tree), f"O={build}", "ARCH=x86_64",
-            "CC=ccache gcc", "HOSTCC=ccache gcc"]
-    if arch == "arm64":
-        make[4:6] = ["ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-",
-                     "CC=ccache aarch64-linux-gnu-gcc"]
+    target_args = (["ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-",
+                    "CC=ccache aarch64-linux-gnu-gcc"] if arch == "arm64" else
+                   ["ARCH=x86_64", "CC=ccache gcc"])
+    make = ["make", "-C", str(tree), f"O={build}", *target_args, "HOSTCC=ccache gcc"]
     if not (build / ".config").exists() or not stamp.exists() or \
             stamp.read_text().strip() != digest:
         progress(f"configuring: tinyconfig + {', '.join(n for n, _ in frags)}")

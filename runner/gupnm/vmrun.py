@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import console, initramfs, junit, kernels, ktap, qemu, results, tap
+from . import console, figures, initramfs, junit, kernels, ktap, qemu, results, tap
 from .host import RunnerError, progress
 from .kernels import Prepared
 from .status import parse_status
@@ -363,7 +363,6 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
 
 def command_figures(command: str, output: str) -> list[dict]:
     """The figures a selftests/mm program printed (figures.parse)."""
-    from . import figures
     program = Path(command.split()[0]).name
     return [dataclasses.asdict(f) for f in figures.parse(program, output)]
 
@@ -376,7 +375,6 @@ def crosscheck(xc: CrossCheck, output: str | None, exit_status: int | None,
                bench: list[dict] | None) -> dict:
     """gup_test's PIN_FAST_BENCHMARK over anonymous memory against the
     test's own anon control at one thread: median ns/page, side by side."""
-    from . import figures
     out = {"command": xc.command, "exit": exit_status, "pages": xc.pages,
            "gup_test_ns_per_page": None, "anon_ns_per_page": None,
            "ratio": None, "agree": None, "tolerance": XCHECK_TOLERANCE}

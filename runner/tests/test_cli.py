@@ -396,6 +396,27 @@ class RunCommandTest(unittest.TestCase):
         self.assertIn('prepare', vr.call_args.kwargs['durations'])
 
 
+class CrossCheckChoiceTest(unittest.TestCase):
+    """Which gup_test command cross-checks which benchmark (issue 12)."""
+
+    def xc(self, test_args):
+        args = argparse.Namespace(test_args=test_args, selftests='debian-6.12')
+        with mock.patch.object(cli, '_selftests_mm', return_value=Path('/mm')), \
+                mock.patch.object(cli, 'progress'):
+            return cli._crosscheck(mock.Mock(), args)
+
+    def test_same_size_and_pages_per_call(self):
+        xc = self.xc('-c 32 1 2')
+        self.assertEqual((xc.command, xc.binary, xc.pages),
+                         ('./gup_test -a -T -m 2 -n 32 -r 30', Path('/mm/gup_test'), 512))
+        self.assertEqual(self.xc('-p 1024').command, './gup_test -a -T -m 4 -n 1024 -r 30')
+
+    def test_none_when_nothing_comparable(self):
+        self.assertIsNone(self.xc('-B'))
+        self.assertIsNone(self.xc('-L 1 2'))     # gup_test -L is the slow path
+        self.assertIsNone(self.xc('-p 100'))     # not a whole MiB
+
+
 class CompareCommandTest(unittest.TestCase):
 
     def setUp(self):
