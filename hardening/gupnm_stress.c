@@ -68,7 +68,8 @@
 #define KILL_DELAY_NS		NSEC_PER_MSEC
 
 /* leak_* cases: 128 MiB of 4 KiB pages. */
-#define LEAK_PAGES		32768
+/* 128M: 32768 pages of 4K, 2048 of 64K (a 1G guest holds it either way). */
+#define LEAK_BYTES		(128UL << 20)
 #define LEAK_WAIT_NS		(2 * NSEC_PER_SEC)
 #define LEAK_POLL_NS		(20 * NSEC_PER_MSEC)
 
@@ -1676,8 +1677,8 @@ static long memfree_kb(void)
 
 /*
  * A reference leaked by any ioctl keeps its page allocated after the buffer
- * is unmapped: LEAK_PAGES pages asked about, pinned and benchmarked must
- * come back to free memory (at least half of them, within LEAK_WAIT_NS;
+ * is unmapped: LEAK_BYTES of pages asked about, pinned and benchmarked
+ * must come back to free memory (at least half of them, within LEAK_WAIT_NS;
  * other activity moves it by far less).
  */
 static bool leak_case(const char *name, enum backing kind)
@@ -1685,15 +1686,15 @@ static bool leak_case(const char *name, enum backing kind)
 	struct gup_fast_bench_sample sample;
 	unsigned long long deadline;
 	struct gup_fast_pin pin;
+	unsigned long nr = LEAK_BYTES / pagesize, nr_fast;
 	long before, after = -1;
-	unsigned long nr_fast;
 	const char *what;
 	struct buf b;
 	long want_kb;
 	int ret;
 
 	before = memfree_kb();
-	ret = buf_create(&b, kind, LEAK_PAGES, &what);
+	ret = buf_create(&b, kind, nr, &what);
 	if (ret) {
 		ksft_print_msg("%s: %s failed: %s\n", name, what, strerror(-ret));
 		return false;
@@ -1701,19 +1702,19 @@ static bool leak_case(const char *name, enum backing kind)
 	buf_touch(&b);
 	memset(&pin, 0, sizeof(pin));
 	pin.addr = (unsigned long)b.addr;
-	pin.nr_pages = LEAK_PAGES;
+	pin.nr_pages = nr;
 	pin.flags = GUP_FAST_FLAG_WRITE;
-	ret = do_verdict(b.addr, LEAK_PAGES, GUP_FAST_FLAG_WRITE, NULL, &nr_fast);
+	ret = do_verdict(b.addr, nr, GUP_FAST_FLAG_WRITE, NULL, &nr_fast);
 	if (!ret && ioctl(gup_fd, GUP_FAST_IOCTL_PIN, &pin))
 		ret = -errno;
 	if (!ret)
-		ret = do_bench(b.addr, LEAK_PAGES, 1, GUP_FAST_FLAG_WRITE, &sample);
+		ret = do_bench(b.addr, nr, 1, GUP_FAST_FLAG_WRITE, &sample);
 	buf_destroy(&b);
 	if (ret) {
 		ksft_print_msg("%s: ioctl failed: %s\n", name, strerror(-ret));
 		return false;
 	}
-	want_kb = before - (long)(LEAK_PAGES * pagesize / 1024 / 2);
+	want_kb = before - (long)(LEAK_BYTES / 1024 / 2);
 	deadline = now_ns() + LEAK_WAIT_NS;
 	do {
 		after = memfree_kb();
@@ -1721,8 +1722,8 @@ static bool leak_case(const char *name, enum backing kind)
 			break;
 		sleep_ns(LEAK_POLL_NS);
 	} while (now_ns() < deadline);
-	ksft_print_msg("%s: free memory %ld kB before, %ld kB after %u pages\n",
-		       name, before, after, LEAK_PAGES);
+	ksft_print_msg("%s: free memory %ld kB before, %ld kB after %lu pages\n",
+		       name, before, after, nr);
 	if (before < 0 || after < want_kb) {
 		ksft_print_msg("%s: %ld kB not freed: page references leaked\n",
 			       name, before - after);
