@@ -8,7 +8,8 @@
 #   make compare    the benchmark on two kernels, side by side, with a plot
 #                   (A=SPEC B=SPEC REPEAT=N COMMAND="gup_test -a ..." ARCH=arm64)
 #   make bench-fix  the benchmark, 6.12 source without vs with the fix, 5 runs
-#                   each, 1 to 8 threads on 2 vCPUs (issue 12)
+#                   each, 1 to 8 threads on 2 vCPUs (issue 12; TREE=debian-7.3
+#                   for the upstream series' base)
 #   make bench-debian  the same, Debian 6.12 vs 7.3 (bookworm-security, 7.3)
 #   make bench-64k  the same on 64K-page arm64 kernels (issue 13)
 #   make bench-knobs  pages per call 1/32/512, FOLL_LONGTERM on and off
@@ -64,15 +65,23 @@ compare:
 # Issue 12/13 benchmarks and the published measurements (README: Benchmark).
 # Threads beyond the 2 vCPUs are oversubscribed on purpose.
 BENCH_THREADS ?= 1 2 4 8
+# 100 samples per cell, shadow and anon alternating at every sample (-i 1):
+# the host's speed drifts within seconds, and with the test's default (3
+# repetitions of 10) one cell in eight of bench-fix had its five ratios
+# spread beyond +-15 % (README: Benchmark).
+BENCH_SAMPLING ?= -r 100 -i 1
 # --config selftests: CONFIG_GUP_TEST, so every run also cross-checks the
 # anon control against gup_test -a.
+# TREE=debian-7.3: the same on the upstream series' base.
+TREE ?= debian-6.12
 bench-fix:
-	$(GUPNM) compare --a source:debian-6.12:nofix --b source:debian-6.12:all \
-	  --config selftests --repeat 5 --test-args '$(BENCH_THREADS)' $(RUN_ARGS)
+	$(GUPNM) compare --a source:$(TREE):nofix --b source:$(TREE):all \
+	  --config selftests --repeat 5 --test-args '$(BENCH_SAMPLING) $(BENCH_THREADS)' \
+	  $(RUN_ARGS)
 
 bench-debian:
 	$(GUPNM) compare --a debian:bookworm-security --b debian:7.3 \
-	  --repeat 5 --test-args '$(BENCH_THREADS)' $(RUN_ARGS)
+	  --repeat 5 --test-args '$(BENCH_SAMPLING) $(BENCH_THREADS)' $(RUN_ARGS)
 
 bench-64k:
 	$(GUPNM) compare --arch arm64 --a source:debian-6.12:nofix \

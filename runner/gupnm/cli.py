@@ -254,12 +254,19 @@ def _crosscheck(prep: kernels.Prepared, args) -> vmrun.CrossCheck | None:
         progress(f"no gup_test cross-check: {opts['pages']} pages of 4 KiB are "
                  "not a whole number of MiB (gup_test -m takes MiB)")
         return None
-    cmd = (f"./gup_test -a -T -m {size >> 20} -n {opts['pages_per_call']} "
-           f"-r {XCHECK_REPEATS}")
-    return vmrun.CrossCheck(cmd, _selftests_mm(prep, args) / "gup_test", opts["pages"])
+    # On the CPU of the benchmark's first thread, in turn with the test's
+    # 1-thread benchmark (vmrun.crosscheck).
+    cmd = (f"taskset -c 0 ./gup_test -a -T -m {size >> 20} "
+           f"-n {opts['pages_per_call']} -r {XCHECK_REPEATS}")
+    test = (f"./gup_null_mapping -p {opts['pages']} -c {opts['pages_per_call']} "
+            f"-r {opts['reps']} -i {opts['iters']} 1")
+    return vmrun.CrossCheck(cmd, _selftests_mm(prep, args) / "gup_test",
+                            opts["pages"], test, XCHECK_ROUNDS)
 
 
-XCHECK_REPEATS = 30
+# gup_test calls per gup_test run, and test rounds between gup_test runs.
+XCHECK_REPEATS = 100
+XCHECK_ROUNDS = 5
 
 
 def _prefetch_kselftest() -> None:
@@ -301,12 +308,16 @@ def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None,
         say(bench_report(s))
     xc = s.get("crosscheck")
     if xc:
-        say(f"xcheck:  {xc['command']} (anonymous memory, {xc['pages']} pages)")
+        say(f"xcheck:  {xc['command']} (anonymous memory, {xc['pages']} pages)"
+            + (f",\n         in turn with {xc['test_command']}" if xc.get("test_command") else ""))
         if xc.get("ratio") is not None:
-            say(f"         gup_test {xc['gup_test_ns_per_page']:.1f} ns/page (median get "
-                f"of {xc.get('gup_test_samples')}), the test's anon control "
-                f"{xc['anon_ns_per_page']:.1f} (1 thread): ratio {xc['ratio']:.2f}, "
-                + ("agree" if xc["agree"] else "DISAGREE")
+            rounds = xc.get("round_ratios") or []
+            say(f"         gup_test {xc['gup_test_ns_per_page']:.1f} ns/page "
+                f"({xc.get('gup_test_samples')} calls), the test's anon control "
+                f"{xc['anon_ns_per_page']:.1f} (1 thread)"
+                + (f"; ratio per round {' '.join(f'{r:.2f}' for r in rounds)}, median"
+                   if len(rounds) > 1 else "; ratio")
+                + f" {xc['ratio']:.2f}, " + ("agree" if xc["agree"] else "DISAGREE")
                 + f" (bound +-{xc['tolerance'] * 100:.0f} %)")
         else:
             say(f"         no comparison (gup_test exit {xc.get('exit')}); see crosscheck.txt")

@@ -26,10 +26,9 @@ BASE_APPEND = "console=ttyS0 panic=-1 oops=panic secretmem.enable=1 rdinit=/init
 # arm64 (-M virt, TCG): the console is the PL011 (ttyAMA0); the status port
 # a PCI 16550 (ttyS0), named to the guest's init on the command line.
 QEMU_ARM64 = "qemu-system-aarch64"
-# Not rodata=full: on the 64K-page tinyconfig kernel it makes
-# memfd_secret() work but the first touch of a secretmem page SIGBUS
-# (README: arm64); without it memfd_secret() is ENOSYS there and the test
-# skips the secretmem cases with that reason.
+# No rodata=full: the 64K-page source kernels get a page-granular direct
+# map, which secretmem needs, from CONFIG_RODATA_FULL_DEFAULT_ENABLED
+# (configs/arm64-64k.config), as Debian's arm64 kernels do.
 ARM64_APPEND = ("console=ttyAMA0 panic=-1 oops=panic secretmem.enable=1 "
                 "rdinit=/init GUPNM_STATUS=/dev/ttyS0")
 

@@ -198,12 +198,15 @@ def _int_operand(value: str, limit: float) -> int:
 
 
 def bench_params(text: str, *, source: Path = SELFTEST, uapi: Path = UAPI) -> dict:
-    """Pages per buffer, pages per call, FOLL_LONGTERM (-L) and no bench
-    (-B) of arguments check() accepted, with the test's own defaults."""
+    """Pages per buffer, pages per call, repetitions, iterations,
+    FOLL_LONGTERM (-L) and no bench (-B) of arguments check() accepted,
+    with the test's own defaults."""
     found, _ = getopt.getopt(text.split(), getopt_string(source))
     opts = dict(found)
     c = constants(source, uapi)
     pages = int(opts.get("-p", c["DEF_PAGES"]))
     per_call = min(pages, int(c["GUP_FAST_MAX_PAGES_PER_CALL"]))
     return {"pages": pages, "pages_per_call": min(int(opts.get("-c", per_call)), pages),
+            "reps": int(opts.get("-r", c["DEF_REPS"])),
+            "iters": int(opts.get("-i", c["DEF_ITERS"])),
             "longterm": "-L" in opts, "no_bench": "-B" in opts}

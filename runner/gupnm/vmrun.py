@@ -51,10 +51,15 @@ class VmOptions:
 
 @dataclass
 class CrossCheck:
-    """gup_test's PIN_FAST_BENCHMARK over anonymous memory (issue 12)."""
-    command: str                # e.g. "./gup_test -a -T -m 2 -n 512 -r 30"
+    """gup_test's PIN_FAST_BENCHMARK over anonymous memory against the
+    test's own anon control (issue 12), run in turn in the guest."""
+    command: str                # e.g. "taskset -c 0 ./gup_test -a -T -m 2 -n 512 -r 100"
     binary: Path
     pages: int                  # pages one repeat pins
+    # The test's 1-thread benchmark, run between gup_test runs; with
+    # rounds=0 the main run's anon control is the comparison.
+    test_command: str = ""
+    rounds: int = 0
 
 
 @dataclass
@@ -184,6 +189,8 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
         files[opts.xcheck.binary.name] = opts.xcheck.binary
         dynamic += (opts.xcheck.binary.name,)
         extra_env["GUPNM_XCHECK_CMD"] = opts.xcheck.command
+        extra_env["GUPNM_XCHECK_TEST"] = opts.xcheck.test_command
+        extra_env["GUPNM_XCHECK_ROUNDS"] = str(opts.xcheck.rounds)
     payload = initramfs.Payload(prep.release, prep.module, files, command,
                                 need_bash=bool(vmtests),
                                 kmemleak=opts.kmemleak, extra_env=extra_env,
@@ -371,24 +378,51 @@ def command_figures(command: str, output: str) -> list[dict]:
 XCHECK_TOLERANCE = 0.15
 
 
+XCHECK_ROUND = re.compile(r"^GUPNM-XCHECK-ROUND: (gup_test|test) \d+\n?", re.M)
+
+
 def crosscheck(xc: CrossCheck, output: str | None, exit_status: int | None,
                bench: list[dict] | None) -> dict:
     """gup_test's PIN_FAST_BENCHMARK over anonymous memory against the
-    test's own anon control at one thread: median ns/page, side by side."""
-    out = {"command": xc.command, "exit": exit_status, "pages": xc.pages,
+    test's own anon control at one thread, median ns/page. The guest runs
+    them in turn, gup_test first and last (G T G ... T G): each test round
+    is compared with the mean of the gup_test runs either side of it, so
+    that drift of the host's speed over the seconds between them cancels;
+    the ratio is the median over the rounds. Without rounds (rounds=0) one
+    gup_test run is compared with the main run's anon control (@bench)."""
+    out = {"command": xc.command, "test_command": xc.test_command or None,
+           "exit": exit_status, "pages": xc.pages,
            "gup_test_ns_per_page": None, "anon_ns_per_page": None,
-           "ratio": None, "agree": None, "tolerance": XCHECK_TOLERANCE}
-    pages = xc.pages
-    gets = [f.value for f in figures.parse("gup_test", output or "")
-            if f.name.endswith("get_us")]
-    if gets and pages:
-        out["gup_test_ns_per_page"] = statistics.median(gets) * 1000.0 / pages
-        out["gup_test_samples"] = len(gets)
-    anon = [b for b in bench or [] if b.get("threads") == 1 and b.get("backing") == "anon"]
-    if anon:
-        out["anon_ns_per_page"] = anon[0]["median"]
-    if out["gup_test_ns_per_page"] and out["anon_ns_per_page"]:
-        out["ratio"] = out["gup_test_ns_per_page"] / out["anon_ns_per_page"]
+           "round_ratios": [], "ratio": None, "agree": None,
+           "tolerance": XCHECK_TOLERANCE}
+    parts = XCHECK_ROUND.split(output or "")
+    rounds = list(zip(parts[1::2], parts[2::2])) or [("gup_test", output or "")]
+    gup, anon, samples = [], [], 0
+    for kind, text in rounds:
+        if kind == "gup_test":
+            gets = [f.value for f in figures.parse("gup_test", text)
+                    if f.name.endswith("get_us")]
+            samples += len(gets)
+            gup.append(statistics.median(gets) * 1000.0 / xc.pages
+                       if gets and xc.pages else None)
+        else:
+            medians = [f.value for f in figures.parse("gup_null_mapping", text)
+                       if f.name == "anon median@1"]
+            anon.append(medians[0] if medians else None)
+    if not anon:
+        anon = [b["median"] for b in bench or []
+                if b.get("threads") == 1 and b.get("backing") == "anon"][:1]
+    out["gup_test_samples"] = samples
+    if any(v is not None for v in gup):
+        out["gup_test_ns_per_page"] = statistics.median(v for v in gup if v is not None)
+    if any(v is not None for v in anon):
+        out["anon_ns_per_page"] = statistics.median(v for v in anon if v is not None)
+    for k, a in enumerate(anon):
+        around = [v for v in gup[k:k + 2] if v is not None]
+        if a and around:
+            out["round_ratios"].append(statistics.mean(around) / a)
+    if out["round_ratios"]:
+        out["ratio"] = statistics.median(out["round_ratios"])
         out["agree"] = abs(out["ratio"] - 1.0) <= XCHECK_TOLERANCE
     return out
 

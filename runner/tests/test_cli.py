@@ -408,8 +408,14 @@ class CrossCheckChoiceTest(unittest.TestCase):
     def test_same_size_and_pages_per_call(self):
         xc = self.xc('-c 32 1 2')
         self.assertEqual((xc.command, xc.binary, xc.pages),
-                         ('./gup_test -a -T -m 2 -n 32 -r 30', Path('/mm/gup_test'), 512))
-        self.assertEqual(self.xc('-p 1024').command, './gup_test -a -T -m 4 -n 1024 -r 30')
+                         ('taskset -c 0 ./gup_test -a -T -m 2 -n 32 -r 100', Path('/mm/gup_test'), 512))
+        self.assertEqual(self.xc('-p 1024').command, 'taskset -c 0 ./gup_test -a -T -m 4 -n 1024 -r 100')
+
+    def test_rounds_of_the_test_at_one_thread_with_its_sampling(self):
+        xc = self.xc('-r 100 -i 1 1 2 4 8')
+        self.assertEqual((xc.test_command, xc.rounds),
+                         ('./gup_null_mapping -p 512 -c 512 -r 100 -i 1 1', cli.XCHECK_ROUNDS))
+        self.assertEqual(self.xc('').test_command, './gup_null_mapping -p 512 -c 512 -r 3 -i 10 1')
 
     def test_none_when_nothing_comparable(self):
         self.assertIsNone(self.xc('-B'))

@@ -137,13 +137,15 @@ class BenchParamsTest(unittest.TestCase):
 
     def test_defaults_and_options(self):
         self.assertEqual(testargs.bench_params(''),
-                         {'pages': 512, 'pages_per_call': 512, 'longterm': False,
-                          'no_bench': False})
+                         {'pages': 512, 'pages_per_call': 512, 'reps': 3, 'iters': 10,
+                          'longterm': False, 'no_bench': False})
         got = testargs.bench_params('-L -V 30 -p 1024 -c 32 1 2')
         self.assertEqual((got['pages'], got['pages_per_call'], got['longterm']),
                          (1024, 32, True))
         self.assertEqual(testargs.bench_params('-p 100 -c 4000')['pages_per_call'], 100)
         self.assertTrue(testargs.bench_params('-B')['no_bench'])
+        got = testargs.bench_params('-r 100 -i 1 1 2')
+        self.assertEqual((got['reps'], got['iters']), (100, 1))
 
     def test_every_option_the_test_takes_is_read(self):
         # Each option of the C getopt string parses (none raises).

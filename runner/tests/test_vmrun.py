@@ -610,6 +610,42 @@ class CrossCheckTest(unittest.TestCase):
         self.assertIsNone(got["agree"])
         self.assertEqual(got["exit"], 1)
 
+    @staticmethod
+    def gup_round(k, gets):
+        return f"GUPNM-XCHECK-ROUND: gup_test {k}\nTAP version 13\n" + "".join(
+            f"# PIN_FAST_BENCHMARK: Time: get:{g} put:20 us# \n" for g in gets)
+
+    @staticmethod
+    def bench_round(k, anon):
+        return (f"GUPNM-XCHECK-ROUND: test {k}\nok 1 verdict_anon_read\n"
+                "# bench threads  backing      min   median      p90      max     cv\n"
+                f"# bench       1   shadow    900.0    950.0    990.0    999.0   3.0%\n"
+                f"# bench       1     anon    {anon - 5:.1f}    {anon:.1f}    {anon + 5:.1f}"
+                f"    {anon + 9:.1f}   3.0%\n")
+
+    def test_rounds_in_turn_against_the_gup_test_runs_either_side(self):
+        # The host slows down steadily (gup_test 100, 150, 200 us): each test
+        # round agrees with the mean of the gup_test runs either side of it;
+        # the main run's anon control (999) is not the comparison then.
+        xc = vmrun.CrossCheck("g", Path("/x/gup_test"), 512, "t", 2)
+        g = [v * 1000 / 512 for v in (100, 150, 200)]
+        out = (self.gup_round(0, [99, 100, 101]) + self.bench_round(1, (g[0] + g[1]) / 2)
+               + self.gup_round(1, [149, 150, 151]) + self.bench_round(2, (g[1] + g[2]) / 2)
+               + self.gup_round(2, [199, 200, 201]))
+        got = vmrun.crosscheck(xc, out, 0, [{"threads": 1, "backing": "anon", "median": 999.0}])
+        self.assertEqual(len(got["round_ratios"]), 2)
+        for r in got["round_ratios"] + [got["ratio"]]:
+            self.assertAlmostEqual(r, 1.0, places=2)    # anon printed to 0.1 ns
+        self.assertTrue(got["agree"])
+        self.assertAlmostEqual(got["gup_test_ns_per_page"], g[1])
+        self.assertEqual(got["gup_test_samples"], 9)
+        # Twice as slow in every round: disagree.
+        out = (self.gup_round(0, [100]) + self.bench_round(1, 2 * g[0])
+               + self.gup_round(1, [100]))
+        got = vmrun.crosscheck(xc, out, 0, None)
+        self.assertAlmostEqual(got["ratio"], 0.5, places=3)
+        self.assertFalse(got["agree"])
+
 
 if __name__ == '__main__':
     unittest.main()
