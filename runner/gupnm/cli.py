@@ -475,6 +475,10 @@ def cmd_compare(args) -> int:
     if stability:
         text += "\n" + stability["text"]
         data["stability"] = stability["rows"]
+    xcheck = _crosscheck_rows(runs)
+    if xcheck:
+        text += "\n" + xcheck["text"]
+        data["crosscheck"] = xcheck["rows"]
     print(text, end="", file=human)
     if args.json:
         print(json.dumps(data, indent=2))
@@ -516,6 +520,28 @@ def _median_bench(outs: list[vmrun.RunOutcome]) -> dict:
                       for (t, k), v in sorted(cells.items())],
             **({"bench": first["bench"]} if len(outs) == 1 else {}),
             "vm": first.get("vm", {}), "bench_params": first.get("bench_params")}
+
+
+def _crosscheck_rows(runs: dict) -> dict | None:
+    """gup_test/anon of each run that had the cross-check, per kernel."""
+    lines, table = [], []
+    for label, outs in runs.items():
+        got = [o.summary["crosscheck"] for o in outs if o.summary.get("crosscheck")]
+        if not got:
+            continue
+        ratios = [x.get("ratio") for x in got]
+        agree = sum(1 for x in got if x.get("agree"))
+        table.append({"kernel": label.upper(), "ratios": ratios, "agree": agree,
+                      "runs": len(got), "tolerance": vmrun.XCHECK_TOLERANCE})
+        lines.append(f"{label.upper()} gup_test/anon: "
+                     + " ".join("n/a" if r is None else f"{r:.2f}" for r in ratios)
+                     + f"; agree in {agree} of {len(got)} runs "
+                     + f"(bound +-{vmrun.XCHECK_TOLERANCE * 100:.0f} %)")
+    if not lines:
+        return None
+    return {"rows": table,
+            "text": "cross-check, gup_test -a over the test's anon control at 1 thread "
+                    "(median of each run's rounds):\n" + "\n".join(lines) + "\n"}
 
 
 # Issue 12: five back-to-back runs of one kernel must give shadow/anon

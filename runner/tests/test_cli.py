@@ -497,6 +497,24 @@ class CompareCommandTest(unittest.TestCase):
         self.assertIn('3 runs per kernel, interleaved', out)
         self.assertIn('shadow/anon ratio of each run', out)
 
+    def test_crosscheck_of_each_run_listed(self):
+        a, b = self.outcomes()
+        xc = {"command": "g", "test_command": "t", "pages": 512, "tolerance": 0.15,
+              "gup_test_ns_per_page": 220.0, "anon_ns_per_page": 216.0,
+              "gup_test_samples": 600, "round_ratios": [1.0, 1.02, 1.04]}
+        a.summary = dict(a.summary, crosscheck=dict(xc, ratio=1.02, agree=True))
+        b.summary = dict(b.summary, crosscheck=dict(xc, ratio=1.31, agree=False))
+        with mock.patch.object(cli, 'run_one', side_effect=[a, b]), \
+                mock.patch.object(cli, 'check_input'), \
+                mock.patch.object(cli, 'plot', return_value=None):
+            rc, out, _ = call(['compare', '--results', str(self.tmp)])
+        self.assertEqual(rc, 0)
+        self.assertIn('A gup_test/anon: 1.02; agree in 1 of 1 runs', out)
+        self.assertIn('B gup_test/anon: 1.31; agree in 0 of 1 runs', out)
+        rows = json.loads((self.tmp / 'compare.json').read_text())['crosscheck']
+        self.assertEqual([(r['kernel'], r['agree'], r['runs']) for r in rows],
+                         [('A', 1, 1), ('B', 0, 1)])
+
     def test_command_without_figures_is_an_error(self):
         a, b = self.outcomes()
         for o in (a, b):
