@@ -313,7 +313,8 @@ def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None,
         if xc.get("ratio") is not None:
             rounds = xc.get("round_ratios") or []
             say(f"         gup_test {xc['gup_test_ns_per_page']:.1f} ns/page "
-                f"({xc.get('gup_test_samples')} calls), the test's anon control "
+                + ("emulated (TCG) " if results.emulated(s) else "")
+                + f"({xc.get('gup_test_samples')} calls), the test's anon control "
                 f"{xc['anon_ns_per_page']:.1f} (1 thread)"
                 + (f"; ratio per round {' '.join(f'{r:.2f}' for r in rounds)}, median"
                    if len(rounds) > 1 else "; ratio")
