@@ -102,9 +102,13 @@ def download(name: str, version: str, dest: Path, arch: str = "amd64") -> Path:
     found = present()
     if found:
         return found[0]
+    # An Architecture: all package (headers' -common) is listed under the
+    # native architecture only: name:arm64=version does not find it.
+    spec = (f"{name}={version}" if field(name, version, "Architecture", arch) == "all"
+            else f"{name}:{arch}={version}")
     # Into a scratch directory first: a concurrent run never sees half a file.
     with tempfile.TemporaryDirectory(dir=dest, prefix=".dl-") as tmp:
-        run(["apt-get", "download", "-q", f"{name}:{arch}={version}"],
+        run(["apt-get", "download", "-q", spec],
             cwd=Path(tmp), env=env(), what=f"apt-get download {name}={version}")
         for deb in Path(tmp).glob("*.deb"):
             os.replace(deb, dest / deb.name)

@@ -56,6 +56,27 @@ def fake_madison(names, arch="amd64"):
     return offers
 
 
+class DownloadTest(unittest.TestCase):
+    """apt.download names the architecture only of packages that have one."""
+
+    def spec(self, arch_field):
+        def fake_run(cmd, cwd, **_):
+            (Path(cwd) / "linux-headers-6.1.0-57-common_1-1_all.deb").touch()
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(apt, "field", return_value=arch_field), \
+                mock.patch.object(apt, "env", return_value={}), \
+                mock.patch.object(apt, "run", side_effect=fake_run) as run:
+            got = apt.download("linux-headers-6.1.0-57-common", "1-1", Path(d), "arm64")
+            self.assertEqual(got.name, "linux-headers-6.1.0-57-common_1-1_all.deb")
+        return run.call_args.args[0][-1]
+
+    def test_arch_all_package_without_architecture(self):
+        # Cold arm64 cache: 'linux-headers-6.1.0-57-common:arm64=6.1.192-3'
+        # was not found (an Architecture: all package).
+        self.assertEqual(self.spec("all"), "linux-headers-6.1.0-57-common=1-1")
+        self.assertEqual(self.spec("arm64"), "linux-headers-6.1.0-57-common:arm64=1-1")
+
+
 class CatalogueTest(unittest.TestCase):
 
     def setUp(self):
