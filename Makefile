@@ -86,7 +86,7 @@ bench-debian:
 bench-64k:
 	$(GUPNM) compare --arch arm64 --a source:debian-6.12:nofix \
 	  --b source:debian-6.12:all --repeat 3 --vcpus 4 --timeout 1800 \
-	  --test-args '$(BENCH_THREADS)' $(RUN_ARGS)
+	  --test-args '$(BENCH_SAMPLING) $(BENCH_THREADS)' $(RUN_ARGS)
 
 bench-knobs:
 	for args in '-c 1 1 2' '-c 32 1 2' '-c 512 1 2' '-L 1 2'; do \
