@@ -56,10 +56,8 @@ class CrossCheck:
     command: str                # e.g. "taskset -c 0 ./gup_test -a -T -m 2 -n 512 -r 100"
     binary: Path
     pages: int                  # pages one repeat pins
-    # The test's 1-thread benchmark, run between gup_test runs; with
-    # rounds=0 the main run's anon control is the comparison.
-    test_command: str = ""
-    rounds: int = 0
+    test_command: str           # the test's 1-thread benchmark, between them
+    rounds: int                 # test runs; gup_test runs one more time
 
 
 @dataclass
@@ -351,8 +349,7 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     if opts.program:
         summary["figures"] = command_figures(command, tap_text)
     if opts.xcheck:
-        summary["crosscheck"] = crosscheck(opts.xcheck, st.xcheck,
-                                           st.xcheck_exit, summary.get("bench"))
+        summary["crosscheck"] = crosscheck(opts.xcheck, st.xcheck, st.xcheck_exit)
         (outdir / "crosscheck.txt").write_text(st.xcheck or "")
     if vmtests:
         summary["run_vmtests"] = {"outer": tap.summarize(tap.parse_tap(
@@ -381,24 +378,21 @@ XCHECK_TOLERANCE = 0.15
 XCHECK_ROUND = re.compile(r"^GUPNM-XCHECK-ROUND: (gup_test|test) \d+\n?", re.M)
 
 
-def crosscheck(xc: CrossCheck, output: str | None, exit_status: int | None,
-               bench: list[dict] | None) -> dict:
+def crosscheck(xc: CrossCheck, output: str | None, exit_status: int | None) -> dict:
     """gup_test's PIN_FAST_BENCHMARK over anonymous memory against the
     test's own anon control at one thread, median ns/page. The guest runs
     them in turn, gup_test first and last (G T G ... T G): each test round
     is compared with the mean of the gup_test runs either side of it, so
     that drift of the host's speed over the seconds between them cancels;
-    the ratio is the median over the rounds. Without rounds (rounds=0) one
-    gup_test run is compared with the main run's anon control (@bench)."""
-    out = {"command": xc.command, "test_command": xc.test_command or None,
+    the ratio is the median over the rounds."""
+    out = {"command": xc.command, "test_command": xc.test_command,
            "exit": exit_status, "pages": xc.pages,
            "gup_test_ns_per_page": None, "anon_ns_per_page": None,
            "round_ratios": [], "ratio": None, "agree": None,
            "tolerance": XCHECK_TOLERANCE}
     parts = XCHECK_ROUND.split(output or "")
-    rounds = list(zip(parts[1::2], parts[2::2])) or [("gup_test", output or "")]
     gup, anon, samples = [], [], 0
-    for kind, text in rounds:
+    for kind, text in zip(parts[1::2], parts[2::2]):
         if kind == "gup_test":
             gets = [f.value for f in figures.parse("gup_test", text)
                     if f.name.endswith("get_us")]
@@ -409,9 +403,6 @@ def crosscheck(xc: CrossCheck, output: str | None, exit_status: int | None,
             medians = [f.value for f in figures.parse("gup_null_mapping", text)
                        if f.name == "anon median@1"]
             anon.append(medians[0] if medians else None)
-    if not anon:
-        anon = [b["median"] for b in bench or []
-                if b.get("threads") == 1 and b.get("backing") == "anon"][:1]
     out["gup_test_samples"] = samples
     if any(v is not None for v in gup):
         out["gup_test_ns_per_page"] = statistics.median(v for v in gup if v is not None)
