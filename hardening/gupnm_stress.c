@@ -67,8 +67,7 @@
 #define KILL_BENCH_ITERS	1024
 #define KILL_DELAY_NS		NSEC_PER_MSEC
 
-/* leak_* cases: 128 MiB of 4 KiB pages. */
-/* 128M: 32768 pages of 4K, 2048 of 64K (a 1G guest holds it either way). */
+/* leak_* cases: 128M (32768 pages of 4K, 2048 of 64K). */
 #define LEAK_BYTES		(128UL << 20)
 #define LEAK_WAIT_NS		(2 * NSEC_PER_SEC)
 #define LEAK_POLL_NS		(20 * NSEC_PER_MSEC)

@@ -147,8 +147,8 @@ static int buf_create(struct buf *b, enum backing kind, unsigned long nr,
 	unsigned long i;
 
 	*b = (struct buf){ .len = nr * pagesize, .fd = -1, .kind = kind };
-	*what = "setrlimit(RLIMIT_MEMLOCK)";
 	if (kind == SECRETMEM) {
+		*what = "setrlimit(RLIMIT_MEMLOCK)";
 		err = memlock_cover(b->len);
 		if (err)
 			return err;
