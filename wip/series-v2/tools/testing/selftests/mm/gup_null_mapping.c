@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * GUP-fast on order-0 folios whose ->mapping is NULL.
+ *
+ * Drivers map buffers of alloc_page() pages with vm_insert_page(): folios
+ * without ->mapping, as are the "shadow" pages of a gup_test mapping.
+ * GUP-fast must take them, except for FOLL_PIN|FOLL_LONGTERM|FOLL_WRITE
+ * pins (slow path, as for any folio not anon or shmem), and must keep
+ * refusing secretmem.
+ *
+ * Each backing (anon, memfd, shadow, memfd_secret) is crossed with each of
+ * test_cases[]:
+ *   read, write     GUP_FAST_VERDICT: get_user_pages_fast_only() per page.
+ *                   For shadow "write", a FOLL_PIN|FOLL_WRITE
+ *                   pin_user_pages_fast() must leave clean pages clean.
+ *   longterm_write  pin_user_pages_fast(FOLL_LONGTERM|FOLL_WRITE) through
+ *                   PIN_LONGTERM_TEST_START: it must work on anon and memfd,
+ *                   fail on secretmem and take the slow path on shadow.
+ * The witness of the path a pin_user_pages_fast() took: when GUP-fast
+ * refuses, its fallback adds FOLL_TOUCH, and follow_page_pte() then marks
+ * a page dirty on a write pin when neither its PTE nor the page is dirty;
+ * GUP-fast does not. Shadow pages start clean and are only read here, so
+ * /proc/kpageflags' KPF_DIRTY after a write pin tells which path it took.
+ * (gup_test's slow-path commands use pin_user_pages(), without FOLL_TOUCH:
+ * they cannot check the witness beforehand.) A kernel whose fallback stopped
+ * dirtying would fail longterm_write loudly, never pass it wrongly.
+ *
+ * Controls may be refused for a while for reasons unrelated to GUP-fast's
+ * checks (NUMA hinting, migration, reclaim): their pages are touched and
+ * asked again, up to MAX_TRIES times. Shadow pages see none of that: one try.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+#include <mm/gup_test.h>
+#include "../kselftest.h"
+
+#define MSG_BUG		"GUP-fast rejects NULL-mapping order-0 folios"
+#define MSG_WRONGFIX	"FOLL_LONGTERM|FOLL_WRITE pin of NULL-mapping folios went through GUP-fast"
+#define MSG_SECRETMEM	"secretmem exposure: GUP-fast reached memfd_secret pages"
+#define GUP_TEST_FILE	"/sys/kernel/debug/gup_test"
+#define NR_PAGES	512
+#define MAX_TRIES	10
+#define FOLL_WRITE	0x01	/* as in include/linux/mm_types.h */
+#define KPF_DIRTY_BIT	4	/* include/uapi/linux/kernel-page-flags.h */
+#ifndef __NR_memfd_secret
+#define __NR_memfd_secret	-1	/* not on this architecture: ENOSYS */
+#endif
+
+/* Architectures that select HAVE_GUP_FAST: a refused anon page is a FAIL. */
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || \
+	defined(__powerpc__) || defined(__s390x__) || defined(__loongarch__) || \
+	(defined(__riscv) && !defined(__riscv_nommu)) || defined(__mips__) || \
+	(defined(__arm__) && defined(__ARM_ARCH_7A__)) || defined(__sh__)
+#define HAVE_GUP_FAST	1
+#else
+#define HAVE_GUP_FAST	0
+#endif
+
+enum backing { ANON, MEMFD, SHADOW, SECRETMEM, NR_BACKINGS };
+static const char * const backing_names[] = { "anon", "memfd", "shadow", "secretmem" };
+
+enum test_case { READ, WRITE, LONGTERM_WRITE, NR_CASES };
+static const char * const case_names[] = { "read", "write", "longterm_write" };
+
+/* What the anon control says about GUP-fast on this kernel. */
+static enum { GATE_OK, GATE_NO_GUP_FAST, GATE_CONTROL_REFUSED } gate;
+static size_t pagesize;
+static int gup_fd = -1, pagemap_fd = -1, kpageflags_fd = -1;
+
+struct buf {
+	char *addr;
+	int fd;
+	enum backing kind;
+};
+
+static void buf_destroy(struct buf *b)
+{
+	munmap(b->addr, NR_PAGES * pagesize);
+	if (b->fd >= 0)
+		close(b->fd);
+}
+
+/* Fault page @i in: written, except shadow pages, whose PTEs stay clean. */
+static void touch(struct buf *b, unsigned long i)
+{
+	char *p = b->addr + i * pagesize;
+
+	if (b->kind == SHADOW)
+		(void)__atomic_load_n(p, __ATOMIC_RELAXED);
+	else
+		*p = (char)i;
+}
+
+/* Map and touch NR_PAGES of @kind; 0, or -1 with *@what naming the step. */
+static int buf_create(struct buf *b, enum backing kind, const char **what)
+{
+	size_t len = NR_PAGES * pagesize;
+	int flags = MAP_SHARED;
+	unsigned long i;
+
+	*b = (struct buf){ .fd = -1, .kind = kind };
+	*what = "open()";
+	if (kind == ANON) {
+		flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	} else if (kind == SHADOW) {
+		b->fd = open(GUP_TEST_FILE, O_RDWR);
+	} else if (kind == MEMFD) {
+		b->fd = memfd_create("gup_null_mapping", 0);
+	} else {
+		*what = "memfd_secret()";
+		b->fd = syscall(__NR_memfd_secret, 0);
+	}
+	if (kind != ANON && b->fd < 0)
+		return -1;
+	*what = "ftruncate()";
+	if (kind != ANON && kind != SHADOW && ftruncate(b->fd, len))
+		goto fail;
+	*what = "mmap()";
+	b->addr = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, b->fd, 0);
+	if (b->addr == MAP_FAILED)
+		goto fail;
+	if (kind == ANON)	/* order-0, as the shadow pages are */
+		madvise(b->addr, len, MADV_NOHUGEPAGE);
+	for (i = 0; i < NR_PAGES; i++)
+		touch(b, i);
+	return 0;
+fail:
+	if (b->fd >= 0)
+		close(b->fd);
+	return -1;
+}
+
+/*
+ * How many pages of @b GUP-fast takes. Pages of a control it refused are
+ * touched and asked about again, up to MAX_TRIES times in all, while fewer
+ * than @want were ever taken. Returns the count, or -1 with errno set.
+ */
+static long verdict(struct buf *b, __u32 gup_flags, long want)
+{
+	unsigned char v[NR_PAGES], ever[NR_PAGES] = { 0 };
+	struct gup_fast_verdict args = {
+		.addr = (unsigned long)b->addr, .size = NR_PAGES * pagesize,
+		.verdicts = (unsigned long)v, .gup_flags = gup_flags,
+	};
+	int tries = b->kind == SHADOW ? 1 : MAX_TRIES;
+	long i, fast = 0;
+
+	while (tries--) {
+		if (ioctl(gup_fd, GUP_FAST_VERDICT, &args))
+			return -1;
+		for (i = 0, fast = 0; i < NR_PAGES; i++)
+			fast += ever[i] |= v[i];
+		if (fast >= want || !tries)
+			break;
+		for (i = 0; i < NR_PAGES; i++)
+			if (!ever[i])
+				touch(b, i);
+		usleep(1000);
+	}
+	return fast;
+}
+
+/* How many pages of @b are dirty (KPF_DIRTY); -1 with errno set. */
+static long nr_dirty(struct buf *b)
+{
+	uint64_t entry, flags;
+	long i, dirty = 0;
+
+	for (i = 0; i < NR_PAGES; i++) {
+		unsigned long vpn = (unsigned long)b->addr / pagesize + i;
+
+		errno = EIO;	/* a short read, or a page not present */
+		if (pread(pagemap_fd, &entry, 8, vpn * 8) != 8 ||
+		    !(entry & (1ULL << 63)) ||
+		    pread(kpageflags_fd, &flags, 8,
+			  (entry & ((1ULL << 55) - 1)) * 8) != 8)
+			return -1;
+		dirty += (flags >> KPF_DIRTY_BIT) & 1;
+	}
+	return dirty;
+}
+
+/*
+ * Pin and unpin all of @b for writing with pin_user_pages_fast(): with
+ * FOLL_LONGTERM for PIN_LONGTERM_TEST_START, without for PIN_FAST_BENCHMARK;
+ * -1 with errno set.
+ */
+static int pin(struct buf *b, unsigned long cmd)
+{
+	struct pin_longterm_test lt = {
+		.addr = (unsigned long)b->addr, .size = NR_PAGES * pagesize,
+		.flags = PIN_LONGTERM_TEST_FLAG_USE_FAST |
+			 PIN_LONGTERM_TEST_FLAG_USE_WRITE,
+	};
+	struct gup_test gup = {
+		.addr = lt.addr, .size = lt.size, .nr_pages_per_call = NR_PAGES,
+		.gup_flags = FOLL_WRITE,
+	};
+
+	if (cmd == PIN_LONGTERM_TEST_START)
+		return ioctl(gup_fd, cmd, &lt) ?: ioctl(gup_fd, PIN_LONGTERM_TEST_STOP);
+	if (ioctl(gup_fd, cmd, &gup))
+		return -1;
+	errno = EFAULT;		/* .size: how much was pinned */
+	return gup.size == lt.size ? 0 : -1;
+}
+
+/* Pages of a fresh shadow buffer a pin dirtied: NR_PAGES on the slow path. */
+static long pin_dirtied(unsigned long cmd)
+{
+	const char *what;
+	struct buf b;
+	long ret;
+
+	if (buf_create(&b, SHADOW, &what))
+		return -1;
+	ret = nr_dirty(&b);
+	if (ret > 0) {		/* not clean to begin with: no witness */
+		errno = ENOTRECOVERABLE;
+		ret = -1;
+	} else if (!ret) {
+		ret = pin(&b, cmd) ? -1 : nr_dirty(&b);
+	}
+	buf_destroy(&b);
+	return ret;
+}
+
+static int fail(const char *why)
+{
+	if (why)
+		ksft_print_msg("FAIL: %s\n", why);
+	return KSFT_FAIL;
+}
+
+static bool expect(const char *what, long got, long want)
+{
+	ksft_print_msg("%s: %ld/%d pages (expected %ld)\n", what, got,
+		       NR_PAGES, want);
+	return got == want;
+}
+
+static int run_shadow_pins(enum test_case tc)
+{
+	long dirty;
+
+	dirty = pin_dirtied(tc == LONGTERM_WRITE ? PIN_LONGTERM_TEST_START :
+			    PIN_FAST_BENCHMARK);
+	if (dirty < 0)
+		ksft_print_msg("pin: %s\n", strerror(errno));
+	if (tc == LONGTERM_WRITE && !expect("slow-path (dirtied)", dirty, NR_PAGES))
+		return fail(MSG_WRONGFIX);
+	if (tc == WRITE && !expect("pin_write slow-path (dirtied)", dirty, 0))
+		return fail(MSG_BUG);
+	return KSFT_PASS;
+}
+
+static int run_case(struct buf *b, enum test_case tc)
+{
+	long want = b->kind == SECRETMEM ? 0 : NR_PAGES, fast;
+	int ret;
+
+	if (tc == LONGTERM_WRITE && b->kind != SHADOW) {
+		/* No witness needed: the pin must work, and fail on secretmem. */
+		ret = pin(b, PIN_LONGTERM_TEST_START);
+		ksft_print_msg("long-term pin: %s\n", ret ? strerror(errno) : "pinned");
+		return !ret == (b->kind != SECRETMEM) ? KSFT_PASS : KSFT_FAIL;
+	}
+	if (tc != LONGTERM_WRITE) {
+		fast = verdict(b, tc == WRITE ? FOLL_WRITE : 0, want);
+		if (fast < 0)
+			ksft_print_msg("GUP_FAST_VERDICT: %s\n", strerror(errno));
+		if (!expect("via GUP-fast", fast, want))
+			return fail(b->kind == SHADOW ? MSG_BUG :
+				    b->kind == SECRETMEM ? MSG_SECRETMEM : NULL);
+		if (b->kind != SHADOW || tc == READ)
+			return KSFT_PASS;
+	}
+	return run_shadow_pins(tc);
+}
+
+static void run_test(enum backing kind, enum test_case tc)
+{
+	int result = KSFT_FAIL;
+	const char *what;
+	char name[64];
+	struct buf b;
+
+	snprintf(name, sizeof(name), "verdict_%s_%s", backing_names[kind],
+		 case_names[tc]);
+	ksft_print_msg("[RUN] %s\n", name);
+	if (gate == GATE_NO_GUP_FAST || (gate && kind != ANON)) {
+		ksft_test_result_code(KSFT_SKIP, name, "%s", gate == GATE_NO_GUP_FAST ?
+				      "no GUP-fast on this architecture" :
+				      "the anon control was refused");
+		return;
+	}
+	if (buf_create(&b, kind, &what)) {
+		/* No secretmem here (CONFIG_SECRETMEM, secretmem.enable). */
+		if (kind == SECRETMEM) {
+			ksft_test_result_code(KSFT_SKIP, name, "%s: %s", what,
+					      strerror(errno));
+			return;
+		}
+		ksft_print_msg("%s: %s\n", what, strerror(errno));
+	} else {
+		result = run_case(&b, tc);
+		buf_destroy(&b);
+	}
+	ksft_test_result_code(result, name, NULL);
+}
+
+/* The anon control: does GUP-fast work on this kernel at all? */
+static void check_gate(void)
+{
+	const char *what;
+	struct buf b;
+	long fast;
+
+	if (buf_create(&b, ANON, &what))
+		ksft_exit_fail_msg("anon control: %s: %s\n", what, strerror(errno));
+	fast = verdict(&b, FOLL_WRITE, NR_PAGES);
+	buf_destroy(&b);
+	if (fast == NR_PAGES)
+		return;
+	gate = fast <= 0 && !HAVE_GUP_FAST ? GATE_NO_GUP_FAST : GATE_CONTROL_REFUSED;
+	ksft_print_msg("anon control: %ld/%d pages via GUP-fast%s\n", fast,
+		       NR_PAGES, HAVE_GUP_FAST ? ": GUP-fast is broken" : "");
+}
+
+int main(void)
+{
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+	enum backing kind;
+	enum test_case tc;
+
+	pagesize = getpagesize();
+	ksft_print_header();
+	if (geteuid())
+		ksft_exit_skip("needs root: gup_test, /proc/kpageflags\n");
+	gup_fd = open(GUP_TEST_FILE, O_RDWR);
+	if (gup_fd < 0)
+		ksft_exit_skip("%s: %s (CONFIG_GUP_TEST; modprobe gup_test)\n",
+			       GUP_TEST_FILE, strerror(errno));
+	pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
+	kpageflags_fd = open("/proc/kpageflags", O_RDONLY);
+	if (pagemap_fd < 0 || kpageflags_fd < 0)
+		ksft_exit_skip("/proc/kpageflags: %s (CONFIG_PROC_PAGE_MONITOR)\n",
+			       strerror(errno));
+	/*
+	 * secretmem pages count against RLIMIT_MEMLOCK and a fault over it is
+	 * SIGBUS: 512 pages of 64K are four times the default limit.
+	 */
+	if (setrlimit(RLIMIT_MEMLOCK, &unlimited))
+		ksft_exit_fail_msg("setrlimit(RLIMIT_MEMLOCK): %s\n", strerror(errno));
+	ksft_print_msg("page size %zu, %d pages per buffer\n", pagesize, NR_PAGES);
+
+	ksft_set_plan(NR_BACKINGS * NR_CASES);
+	check_gate();
+	for (kind = 0; kind < NR_BACKINGS; kind++)
+		for (tc = 0; tc < NR_CASES; tc++)
+			run_test(kind, tc);
+	ksft_finished();
+}
