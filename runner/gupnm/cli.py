@@ -156,7 +156,8 @@ def check_input(spec: str, args) -> None:
         if not Path(parts[1]).is_dir():
             raise UsageError(f"{parts[1]} is not a directory: name the kernel's "
                              "headers/build directory or a module tree")
-    testargs.check(getattr(args, "test_args", "") or "",
+    if getattr(args, "test_args", ""):
+      testargs.check(getattr(args, "test_args", "") or "",
                    vcpus=getattr(args, "vcpus", 2))
     if getattr(args, "command", None):
         if getattr(args, "arch", "amd64") != "amd64":

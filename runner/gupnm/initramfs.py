@@ -89,7 +89,7 @@ def build(payload: Payload, workdir: Path) -> Path:
 
     moddir = root / "lib" / "modules" / payload.release
     (moddir / "extra").mkdir(parents=True, exist_ok=True)
-    shutil.copy2(payload.module, moddir / "extra" / "test_gup_fast.ko")
+    shutil.copy2(payload.module, moddir / "extra" / "gup_test.ko")
     run(["depmod", "-b", root, payload.release], what="depmod")
 
     for name, src in payload.files.items():

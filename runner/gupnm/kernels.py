@@ -84,23 +84,53 @@ def build_module(kdir: Path, release: str, debian_kernel=None) -> Path:
         return _build_module_locked(kdir, out, debian_kernel)
 
 
-MODULE_INPUTS = ["lib/test_gup_fast.c", "lib/test_gup_fast_uapi.h",
-                 "oot/Kbuild", "oot/test_gup_fast_compat.h", "oot/build-module.sh"]
+MODULE_INPUTS = ["oot/Kbuild", "oot/gup_test_compat.h", "oot/build-module.sh",
+                 "oot/gup_test-source.sh", "patchgen/upstream/steps",
+                 "patchgen/upstream/base",
+                 *[f"patchgen/upstream/edits/{p.name}" for p in
+                   sorted((REPO / "patchgen/upstream/edits").glob("*.diff"))]]
+
+
+def gup_test_source() -> Path:
+    """mm/gup_test.[ch] as the upstream series leaves them (cached by the
+    series' content): gup_test.c and gup_test.h, and include/mm/gup_test.h
+    for the selftest's <mm/gup_test.h>."""
+    h = hashlib.sha256()
+    for name in MODULE_INPUTS:
+        h.update((REPO / name).read_bytes())
+    out = cache_dir() / "gup_test-source" / h.hexdigest()[:20]
+    with locked(cache_dir() / "locks" / f"gup_test-source-{out.name}.lock"):
+        if not (out / "include/mm/gup_test.h").exists():
+            tmp = Path(tempfile.mkdtemp(prefix=".src-", dir=_mk(out.parent)))
+            run([REPO / "oot/gup_test-source.sh", tmp], what="gup_test source")
+            (tmp / "include/mm").mkdir(parents=True)
+            shutil.copy2(tmp / "gup_test.h", tmp / "include/mm/gup_test.h")
+            shutil.rmtree(out, ignore_errors=True)
+            os.replace(tmp, out)
+    return out
+
+
+def _mk(p: Path) -> Path:
+    p.mkdir(parents=True, exist_ok=True)
+    return p
 
 
 def _build_module_locked(kdir: Path, out: Path, dk=None) -> Path:
-    ko = out / "test_gup_fast.ko"
+    ko = out / "gup_test.ko"
     if ko.exists():
         return ko
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.parent / f"{out.name}.log"
     log.write_text("")
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    src = gup_test_source()
+    for name in ("gup_test.c", "gup_test.h"):
+        shutil.copy2(src / name, tmp / name)
     cc = debian.cc_version_text(kdir)
     try:
         if dk is not None and dk.offered and dk.offered.arch == "arm64":
             from . import arm64     # cross-built with the kernel's gcc-N
-            progress(f"cross-building test_gup_fast.ko against {kdir}")
+            progress(f"cross-building gup_test.ko against {kdir}")
             run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1",
                  *arm64.kbuild_args(cc)], log=log, what="module cross-build")
         elif dk is not None and cc and not chroot.host_has(cc):
@@ -109,11 +139,11 @@ def _build_module_locked(kdir: Path, out: Path, dk=None) -> Path:
             suite = debian.base_suite(dk.offered.suites)
             root = chroot.root_for(suite, chroot.compiler_of(cc)[1])
             chroot.install_headers(root, dk.debs, dk.release)
-            progress(f"building test_gup_fast.ko with {cc.split(' ')[0]} in "
+            progress(f"building gup_test.ko with {cc.split(' ')[0]} in "
                      f"the {suite} root {root}")
             chroot.build_module(root, dk.release, tmp, log, ["W=1"])
         else:
-            progress(f"building test_gup_fast.ko against {kdir}")
+            progress(f"building gup_test.ko against {kdir}")
             run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1"], log=log,
                 what="module build")
         if not (tmp / ko.name).exists():
@@ -164,9 +194,9 @@ def _static_build(group: str, name: str, src: Path, inputs: list[Path],
 
 def build_selftest(src: Path, include_root: Path, kselftest_tree: Path,
                    cc: str = "gcc") -> Path:
-    """Static gup_null_mapping from @src, its ABI from @include_root/lib."""
+    """Static gup_null_mapping from @src, its ABI from @include_root/mm."""
     mm = kselftest_tree / "tools/testing/selftests/mm"
-    inputs = [src, include_root / "lib/test_gup_fast_uapi.h", mm.parent / "kselftest.h"]
+    inputs = [src, include_root / "mm/gup_test.h", mm.parent / "kselftest.h"]
     # mm/ is the -I target of "../kselftest.h".
     return _static_build("selftest", "gup_null_mapping", src, inputs, [include_root, mm],
                          ["-lpthread", "-lm"], cc, mkdirs=(mm,))
@@ -297,7 +327,8 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
                               "source (source:debian-6.12)")
         k = debian.fetch(args[0])
         module = build_module(k.kdir, k.release, k)
-        binary = build_selftest(REPO / SELFTEST, REPO, _kselftest_tree())
+        binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
+                                _kselftest_tree())
         image = vmlinux.uncompressed(k.image) or k.image
         return Prepared(spec, k.release, image, module, binary, None,
                         {"kind": "debian", "release": k.release,

@@ -294,7 +294,7 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
                         "'Linux version' banner): cannot confirm it is "
                         f"{prep.release}")
     if st.rmmod == "failed" and not parsed.skipped:
-        problems.append("rmmod test_gup_fast failed after the test")
+        problems.append("rmmod gup_test failed after the test")
     notes = []
     if len(attempts) > 1:
         notes.append(f"{len(attempts) - 1} retried boot(s) (early-boot death)")
