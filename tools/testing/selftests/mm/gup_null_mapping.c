@@ -70,6 +70,10 @@
 
 enum backing { ANON, MEMFD, SHADOW, SECRETMEM, NR_BACKINGS };
 static const char * const backing_names[] = { "anon", "memfd", "shadow", "secretmem" };
+/* What a wrong read or write verdict means, per backing. */
+static const char * const verdict_msgs[] = {
+	[SHADOW] = MSG_BUG, [SECRETMEM] = MSG_SECRETMEM,
+};
 
 enum test_case { READ, WRITE, LONGTERM_WRITE, NR_CASES };
 static const char * const case_names[] = { "read", "write", "longterm_write" };
@@ -286,8 +290,7 @@ static int run_case(struct buf *b, enum test_case tc)
 		if (fast < 0)
 			ksft_print_msg("GUP_FAST_VERDICT: %s\n", strerror(errno));
 		if (!expect(b->kind, case_names[tc], fast, want))
-			return fail(b->kind == SHADOW ? MSG_BUG :
-				    b->kind == SECRETMEM ? MSG_SECRETMEM : NULL);
+			return fail(verdict_msgs[b->kind]);
 		if (b->kind != SHADOW || tc == READ)
 			return KSFT_PASS;
 	}
