@@ -9,7 +9,7 @@ A spec names one kernel to test:
                                all (default), nofix (all but the fix), none
   image:KERNEL:DIR             a kernel image, with either its headers or
                                build directory (the module is built against
-                               it) or a module tree holding test_gup_fast.ko
+                               it) or a module tree holding gup_test.ko
 """
 from __future__ import annotations
 
@@ -63,8 +63,10 @@ def parse_spec(spec: str) -> tuple[str, list[str]]:
                       "image:KERNEL:HEADERS_OR_MODULE_DIR")
 
 
-def build_module(kdir: Path, release: str, debian_kernel=None) -> Path:
-    """Build lib/test_gup_fast.ko out of tree against @kdir (W=1, cached).
+def build_module(kdir: Path, release: str, debian_kernel=None,
+                 kbuild: tuple[str, ...] = ()) -> Path:
+    """Build the series' gup_test.ko out of tree against @kdir (W=1, cached;
+    @kbuild: extra make arguments, e.g. a cross compiler).
 
     The cache entry is named by the content of the module's inputs and of
     the kernel side it is built against (release, Module.symvers, .config),
@@ -72,7 +74,7 @@ def build_module(kdir: Path, release: str, debian_kernel=None) -> Path:
     kernels with one release string, each get their own module. It is built
     in a private directory and renamed into place under the entry's lock.
     """
-    h = hashlib.sha256(f"{release}\0{kdir}\0".encode())
+    h = hashlib.sha256(f"{release}\0{kdir}\0{' '.join(kbuild)}\0".encode())
     for name in MODULE_INPUTS:
         h.update((REPO / name).read_bytes())
     for name in ("Module.symvers", ".config"):
@@ -81,7 +83,7 @@ def build_module(kdir: Path, release: str, debian_kernel=None) -> Path:
     key = h.hexdigest()[:20]
     out = cache_dir() / "modules" / f"{release}-{key}"
     with locked(cache_dir() / "locks" / f"module-{key}.lock"):
-        return _build_module_locked(kdir, out, debian_kernel)
+        return _build_module_locked(kdir, out, debian_kernel, kbuild)
 
 
 MODULE_INPUTS = ["oot/Kbuild", "oot/gup_test_compat.h", "oot/build-module.sh",
@@ -115,7 +117,8 @@ def _mk(p: Path) -> Path:
     return p
 
 
-def _build_module_locked(kdir: Path, out: Path, dk=None) -> Path:
+def _build_module_locked(kdir: Path, out: Path, dk=None,
+                         kbuild: tuple[str, ...] = ()) -> Path:
     ko = out / "gup_test.ko"
     if ko.exists():
         return ko
@@ -144,8 +147,8 @@ def _build_module_locked(kdir: Path, out: Path, dk=None) -> Path:
             chroot.build_module(root, dk.release, tmp, log, ["W=1"])
         else:
             progress(f"building gup_test.ko against {kdir}")
-            run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1"], log=log,
-                what="module build")
+            run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1", *kbuild],
+                log=log, what="module build")
         if not (tmp / ko.name).exists():
             raise RunnerError(f"module build left no {ko.name}; see {log}")
         shutil.rmtree(out, ignore_errors=True)
@@ -190,6 +193,16 @@ def _static_build(group: str, name: str, src: Path, inputs: list[Path],
         finally:
             shutil.rmtree(tmp.parent, ignore_errors=True)
     return out
+
+
+def _source_selftest(tree: Path, cc: str = "gcc") -> Path:
+    """The test for a source kernel: the tree's own once the series' test
+    patch is in it (the upstream series), else this checkout's built against
+    the series' gup_test header (6.12, whose stable series is the fix alone,
+    and selection none)."""
+    if (tree / SELFTEST).exists():
+        return build_selftest(tree / SELFTEST, tree, tree, cc)
+    return build_selftest(REPO / SELFTEST, gup_test_source() / "include", tree, cc)
 
 
 def build_selftest(src: Path, include_root: Path, kselftest_tree: Path,
@@ -341,13 +354,8 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
         tree, sel = args
         k = source.prepare(tree, sel, variant)
         module = k.module or build_module(k.build, k.release)
-        if sel == "none":
-            binary = build_selftest(REPO / SELFTEST, REPO, k.tree)
-            vmtests = None
-        else:
-            binary = build_selftest(k.tree / SELFTEST, k.tree, k.tree)
-            vmtests = k.tree / "tools/testing/selftests/mm/run_vmtests.sh"
-        return Prepared(spec, k.release, k.image, module, binary, vmtests,
+        binary = _source_selftest(k.tree)
+        return Prepared(spec, k.release, k.image, module, binary, None,
                         {"kind": "source", "tree": str(k.base),
                          "base_commit": k.base_commit, "patches": k.patches,
                          "selection": sel, "config": variant},
@@ -359,18 +367,19 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
         release = _release_of(moddir)
         module = build_module(moddir, release)
     else:
-        found = sorted(moddir.rglob("test_gup_fast.ko"))
+        found = sorted(moddir.rglob("gup_test.ko"))
         if not found:
             raise RunnerError(f"{moddir} is neither a kernel build/headers "
                               "directory (no Makefile) nor a module tree with "
-                              "test_gup_fast.ko")
+                              "gup_test.ko")
         module = found[0]
         vermagic = subprocess.run(["modinfo", "-F", "vermagic", str(module)],
                                   capture_output=True, text=True).stdout.split()
         if not vermagic:
             raise RunnerError(f"cannot read the vermagic of {module}")
         release = vermagic[0]
-    binary = build_selftest(REPO / SELFTEST, REPO, _kselftest_tree())
+    binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
+                            _kselftest_tree())
     boot_image = vmlinux.uncompressed(image) or image
     return Prepared(spec, release, boot_image, module, binary, None,
                     {"kind": "image", "image": str(image), "modules": str(moddir),
@@ -385,9 +394,11 @@ def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepa
         # runs directly (run_vmtests.sh needs bash, an x86 binary here).
         tree, sel = args
         k = source.prepare(tree, sel, variant, arch=arm64.ARCH)
-        binary = build_selftest(k.tree / SELFTEST, k.tree, k.tree,
-                                cc=arm64.selftest_cc())
-        return Prepared(spec, k.release, k.image, k.module, binary, None,
+        binary = _source_selftest(k.tree, cc=arm64.selftest_cc())
+        module = k.module or build_module(
+            k.build, k.release, kbuild=(f"ARCH={arm64.ARCH}",
+                                        "CROSS_COMPILE=aarch64-linux-gnu-"))
+        return Prepared(spec, k.release, k.image, module, binary, None,
                         {"kind": "source", "tree": str(k.base), "arch": arm64.ARCH,
                          "pages": "64K", "base_commit": k.base_commit,
                          "patches": k.patches, "selection": sel,
@@ -401,8 +412,8 @@ def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepa
                          f"(source:debian-6.12:all|nofix|wrongfix), not {what}")
     k = debian.fetch(args[0], arm64.ARCH)
     module = build_module(k.kdir, k.release, k)
-    binary = build_selftest(REPO / SELFTEST, REPO, _kselftest_tree(),
-                            cc=arm64.selftest_cc())
+    binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
+                            _kselftest_tree(), cc=arm64.selftest_cc())
     # Debian's arm64 vmlinuz is an uncompressed Image: QEMU boots it as is.
     return Prepared(spec, k.release, k.image, module, binary, None,
                     {"kind": "debian", "release": k.release, "arch": arm64.ARCH,
