@@ -60,12 +60,10 @@ def fragments(variant: str, tree: Path | None, with_module: bool) -> list[tuple[
     # series made GUP_TEST tristate, else out of tree (kernels.build_module),
     # so the tree's own (older, bool) gup_test must stay out.
     if with_module:
-        frags.append(("the series' gup_test, a module", "CONFIG_GUP_TEST=m
-"))
+        frags.append(("the series' gup_test, a module", "CONFIG_GUP_TEST=m\n"))
     elif variant == "selftests":
         frags.append(("gup_test out of tree: not built in",
-                      "# CONFIG_GUP_TEST is not set
-"))
+                      "# CONFIG_GUP_TEST is not set\n"))
     return frags
 
 

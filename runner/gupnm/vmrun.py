@@ -355,7 +355,7 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
         summary["run_vmtests"] = {"outer": tap.summarize(tap.parse_tap(
             outer_text.splitlines())) if outer_text else None}
     if notes:
-        summary["notes"] = notes
+        summary["notes"] = summary.get("notes", []) + notes
     summary.update(meta or {})
     write_reports(outdir, summary)
     # The initramfs tree and archive (about 11 MB) are this run's work
