@@ -259,7 +259,7 @@ def check_prefixes(t: Tally) -> None:
 
             def build(tree=tree, sel=sel):
                 sk = source.prepare(tree, sel)
-                have = ["vmlinux"] + (["test_gup_fast.ko"] if sk.module else [])
+                have = ["vmlinux"] + (["gup_test.ko"] if sk.module else [])
                 test = sk.tree / "tools/testing/selftests/mm/gup_null_mapping.c"
                 if test.exists():
                     with tempfile.TemporaryDirectory() as out:

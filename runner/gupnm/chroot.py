@@ -104,7 +104,7 @@ MODULE_FILES = ["oot/Kbuild", "oot/gup_test_compat.h", "oot/build-module.sh"]
 
 def build_module(root: Path, release: str, out: Path, log: Path,
                  extra: list[str] | None = None) -> Path:
-    """Build test_gup_fast.ko inside @root against its headers of @release;
+    """Build the series' gup_test.ko inside @root against its headers of @release;
     copy the module and the build log's output to @out."""
     ensure_tools(extra={"unshare": "util-linux", "chroot": "coreutils", "mount": "mount"})
     work = Path(tempfile.mkdtemp(prefix="gupnm-build-", dir=_mk(root / "tmp")))

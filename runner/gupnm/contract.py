@@ -171,14 +171,20 @@ def check_exit_codes(t, tmp: Path) -> None:
     ok = ok and any("timed out after 1 s" in p for p in s.get("problems", []))
     t.record("contract: exit 3, the guest timed out (--timeout 1)", ok, detail)
 
-    r = gupnm(["run", "--kernel", BUG_KERNEL, "--append", "module_blacklist=test_gup_fast",
+    r = gupnm(["run", "--kernel", BUG_KERNEL, "--append", "module_blacklist=gup_test",
                "--results", res("row4")])
     ok, detail = _expect(r, 4, outcome="skip", verdict="SKIP")
-    t.record("contract: exit 4, the whole test skipped (test_gup_fast blacklisted: "
+    t.record("contract: exit 4, the whole test skipped (gup_test blacklisted: "
              "the test cannot load its module)", ok, detail)
 
     check_sigint(t, tmp / "row130")
     check_parse(t, tmp)
+
+
+# gup_test's init replaced by one that fails: the module cannot load.
+BROKEN_INIT = ("/* broken on purpose by make check */\n"
+               "#define late_initcall(fn) static int __init gupnm_broken_init(void) "
+               "{ return -ENODEV; } module_init(gupnm_broken_init)\n")
 
 
 def check_sigint(t, outdir: Path) -> None:
@@ -294,13 +300,14 @@ def check_parallel(t, tmp: Path) -> None:
     # anything but content would hand one clone the other's module.
     other = tmp / "clone-broken"
     _copy_tree(other)
-    drv = other / "lib/test_gup_fast.c"
+    # The module's source is the series' gup_test; its out-of-tree shim
+    # header is this clone's own, so the break goes there.
+    drv = other / "oot/gup_test_compat.h"
     text = drv.read_text()
-    broken = re.sub(r"(static int __init test_gup_fast_init\(void\)\n\{\n)",
-                    r"\1\treturn -ENODEV;\t/* broken on purpose by make check */\n", text)
+    broken = text.replace("#endif /* _GUP_TEST_COMPAT_H */", BROKEN_INIT + "#endif /* _GUP_TEST_COMPAT_H */")
     if broken == text:
         t.record("parallel: two clones with different sources at once", False,
-                 f"could not break {drv}: test_gup_fast_init() not found")
+                 f"could not break {drv}: its include guard's #endif not found")
         return
     drv.write_text(broken)
     mine, theirs = _parallel([(["run", "--kernel", BUG_KERNEL, "--results",

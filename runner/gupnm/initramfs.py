@@ -23,7 +23,7 @@ PROGRAMS = ("gup_null_mapping", "gupnm_stress")
 @dataclass
 class Payload:
     release: str                 # uname -r of the kernel to boot
-    module: Path                 # test_gup_fast.ko
+    module: Path                 # gup_test.ko
     files: dict[str, Path]       # name in TESTDIR -> host file
     command: str                 # run in TESTDIR, e.g. "./gup_null_mapping -p 512"
     need_bash: bool = False      # run_vmtests.sh needs bash

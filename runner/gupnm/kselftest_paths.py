@@ -1,7 +1,8 @@
-"""The gup_fast selftest the three ways pipelines run it, in one guest.
+"""The gup_test category (gup_null_mapping in it) the three ways pipelines
+run it, in one guest.
 
 On a source kernel (source.prepare) the guest gets, in its initramfs:
-  - the runner's own root (busybox, runner/guest/init, test_gup_fast.ko under
+  - the runner's own root (busybox, runner/guest/init, gup_test.ko under
     /lib/modules, depmod'ed), with bash;
   - GNU make, coreutils' timeout and tar's companions from the host, with the
     libraries ldd names; no compiler;
@@ -215,11 +216,11 @@ def run(spec: str, outdir: Path) -> Outcome:
     kind, args = kernels.parse_spec(spec)
     if kind != "source":
         raise RunnerError(f"{spec}: the kselftest paths need a source kernel "
-                          "(source:debian-6.12:all, source:debian-7.3:all)")
+                          "(source:debian-7.3:all)")
     tree_name, selection = args
     k = source.prepare(tree_name, selection)
     if not k.module:
-        raise RunnerError(f"{spec}: no test_gup_fast module in this selection")
+        raise RunnerError(f"{spec}: no gup_test module in this selection")
     return run_kernel(spec, k, kselftest_build.build(k.tree), outdir)
 
 

@@ -187,7 +187,7 @@ def assertions(summary: dict, tap_text: str, expect: str = "", *,
           f"MemFree before/after: {summary.get('memfree_kb')}")
     if summary.get("run_vmtests"):
         outer = summary["run_vmtests"].get("outer") or ""
-        check("run_vmtests.sh -t gup_fast ran it and reported "
+        check("run_vmtests.sh -t gup_test ran it and reported "
               + ("ok" if expect == "pass" else "not ok"),
               ("PASS" in outer) if expect == "pass" else ("FAIL" in outer), outer)
     if "stress" in summary:

@@ -43,7 +43,7 @@ DEBIAN_TREES = {"debian-6.12": "stable-6.12", "debian-7.3": "upstream"}
 class SourceKernel:
     release: str
     image: Path            # vmlinux (PVH boot, no decompression)
-    module: Path | None    # in-tree test_gup_fast.ko, None for 'none'
+    module: Path | None    # in-tree gup_test.ko (series made it tristate), else None
     build: Path            # build directory (for out-of-tree modules)
     tree: Path             # patched source worktree
     base: Path

@@ -36,9 +36,9 @@ class Paths(unittest.TestCase):
             tmp = Path(d)
             self.assertEqual(kselftest_build.wrapper_of(tmp),
                              ("mm:run_vmtests.sh", []))
-            (tmp / "ksft_gup_fast.sh").write_text("")
+            (tmp / "ksft_gup_test.sh").write_text("")
             self.assertEqual(kselftest_build.wrapper_of(tmp),
-                             ("mm:ksft_gup_fast.sh", ["TEST_PROGS=ksft_gup_fast.sh"]))
+                             ("mm:ksft_gup_test.sh", ["TEST_PROGS=ksft_gup_test.sh"]))
 
     def test_khugepaged_slip_either_quotes(self):
         rx = kselftest_build.KSFT_SKIP_SLIP

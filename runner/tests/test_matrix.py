@@ -50,7 +50,7 @@ STRESS = 'stress program: malformed-input and race cases all pass (41 cases)'
 BENCH = 'benchmark measured shadow and anon (non-zero medians: a real clocksource)'
 PAGE_OWNER = ('no user page (anon, shmem) left allocated by the test or the stress '
               'program after they exited (page_owner)')
-VMTESTS_BUG = 'run_vmtests.sh -t gup_fast ran it and reported not ok'
+VMTESTS_BUG = 'run_vmtests.sh -t gup_test ran it and reported not ok'
 
 
 def load_real(release='6.12'):

@@ -431,15 +431,8 @@ class RunTest(VmFake, unittest.TestCase):
         self.boots.append((mini_console(), mini_status(rmmod='failed'), 0))
         out = self.run_vm()
         self.assertEqual(out.exit_code, vmrun.EXIT_INFRA)
-        self.assertEqual(out.summary['problems'], ['rmmod test_gup_fast failed after the test'])
+        self.assertEqual(out.summary['problems'], ['rmmod gup_test failed after the test'])
         self.assertEqual(out.summary['rmmod'], 'failed')
-
-    def test_reference_leak_is_a_splat(self):
-        leak = '[    1.900000] test_gup_fast: 3 pages still referenced at unload: reference leak\n'
-        self.boots.append((mini_console(leak), mini_status(), 0))
-        out = self.run_vm()
-        self.assertEqual(out.exit_code, 1)
-        self.assertEqual(out.summary['splats'][-1]['kind'], 'leak')
 
     def test_splat_only_in_dmesg(self):
         self.boots.append((mini_console(), mini_status(dmesg=warning_splat()), 0))
