@@ -30,6 +30,11 @@
 #define folio_is_longterm_pinnable(folio)	((void)(folio), true)
 #endif
 
+#if !defined(CONFIG_HAVE_GUP_FAST) && defined(CONFIG_HAVE_FAST_GUP)
+/* HAVE_FAST_GUP became HAVE_GUP_FAST in 6.10. */
+#define CONFIG_HAVE_GUP_FAST 1
+#endif
+
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 5, 0)
 /* The vmas argument of get_user_pages() and pin_user_pages() left in 6.5. */
 #define get_user_pages(start, nr, flags, pages) \

@@ -220,8 +220,31 @@ def check_series(t: Tally, series: str, base: Path) -> None:
                            f"OUTPUT={out}", f"{out}/gup_null_mapping"])
             warnings = [l for l in log.splitlines() if "warning:" in l]
             return rc == 0 and not warnings, "\n".join(warnings) or log
-    t.guard(f"{label}: gup_null_mapping builds with the tree's own "
-            "selftests/mm Makefile, no warnings", kselftest_build)
+    if series != "stable-6.12":     # stable: the fix alone, no test
+        t.guard(f"{label}: gup_null_mapping builds with the tree's own "
+                "selftests/mm Makefile, no warnings", kselftest_build)
+
+    def signoffs():
+        # The committed drafts are unsigned; make patches-to-send (-g) adds
+        # the sender's own Signed-off-by to every patch.
+        ours = [p.name for p in patches if re.search(
+            r"^Signed-off-by: .*example\.org>$", p.read_text(), re.M)]
+        sender = "A Sender <sender@kernel.invalid>"
+        env = {**os.environ, "GIT_CONFIG_COUNT": "2",
+               "GIT_CONFIG_KEY_0": "user.name", "GIT_CONFIG_VALUE_0": "A Sender",
+               "GIT_CONFIG_KEY_1": "user.email",
+               "GIT_CONFIG_VALUE_1": "sender@kernel.invalid"}
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, out = _sh([REPO / "patchgen/gen-series.sh", "-g", "-o", tmp, "-b",
+                           base, series], env=env)
+            if rc:
+                return False, out
+            unsigned = [p.name for p in sorted(Path(tmp).glob("00[0-9][1-9]-*.patch"))
+                        if f"Signed-off-by: {sender}" not in p.read_text()]
+        return not ours and not unsigned, (f"project sign-offs in {ours}; "
+                                           f"-g left unsigned: {unsigned}")
+    t.guard(f"{label}: drafts carry no Signed-off-by of the project's; "
+            "make patches-to-send adds the sender's", signoffs)
 
     try:
         checkpatch = base / "scripts/checkpatch.pl"
@@ -234,15 +257,16 @@ def check_series(t: Tally, series: str, base: Path) -> None:
     fixes = [p for p in patches if source.is_fix(p)]
     if series == "stable-6.12":
         def backport():
-            if [p.name for p in fixes] != [patches[0].name]:
-                return False, "the fix must be the series' first and only mm/gup.c patch"
+            if [p.name for p in fixes] != [p.name for p in patches] or len(patches) != 1:
+                return False, ("stable takes the fix alone: one patch, the backport "
+                               f"(got {', '.join(p.name for p in patches)})")
             text = fixes[0].read_text()
             want = [FIXES_TAG, UPSTREAM_LINE, "From: John Hubbard <jhubbard@nvidia.com>"]
             missing = [w for w in want if w not in text]
             return not missing, "missing: " + "; ".join(missing)
-        t.guard(f"{label}: the fix comes first, as a backport of {UPSTREAM_FIX} "
-                "(upstream author, 'commit ... upstream.' line, exact Fixes: tag)",
-                backport)
+        t.guard(f"{label}: the fix alone, as a backport of {UPSTREAM_FIX} "
+                "(upstream author, 'commit <full sha> upstream.' line, exact "
+                "Fixes: tag)", backport)
     else:
         t.guard(f"{label}: no mm/gup.c change (the fix is upstream)",
                 lambda: (not fixes, ", ".join(p.name for p in fixes)))
@@ -273,7 +297,8 @@ def check_prefixes(t: Tally) -> None:
 
 
 UPSTREAM_FIX = "c494788faffe"
-UPSTREAM_LINE = f"commit {UPSTREAM_FIX} upstream."
+UPSTREAM_SHA = "c494788faffe67216c56623d240541fde50139c3"
+UPSTREAM_LINE = f"commit {UPSTREAM_SHA} upstream."
 FIXES_TAG = ('Fixes: f002882ca369 ("mm: merge folio_is_secretmem() and '
              'folio_fast_pin_allowed() into gup_fast_folio_allowed()")')
 
@@ -289,6 +314,9 @@ def run_checkpatch(tree: Path, checkpatch: Path, patch: Path) -> tuple[bool, str
 
     UNKNOWN_COMMIT_ID: Debian's source tree has no history, so no commit id
     can be looked up; the Fixes: tag is checked verbatim instead.
+    MISSING_SIGN_OFF: the committed drafts carry no Signed-off-by (no DCO
+    without a person); make patches-to-send adds the sender's, which
+    check_series checks.
     FILE_PATH_CHANGES ("does MAINTAINERS need updating?"): answered by
     get_maintainer.pl, run in @tree (the series applied), which must find a
     maintained section for every new file of the patch.
@@ -296,7 +324,7 @@ def run_checkpatch(tree: Path, checkpatch: Path, patch: Path) -> tuple[bool, str
     line (stable-kernel-rules.rst; checkpatch wants a ("subject") after any
     commit id): that line is checked verbatim instead (check_series).
     """
-    ignore = ["UNKNOWN_COMMIT_ID"]
+    ignore = ["UNKNOWN_COMMIT_ID", "MISSING_SIGN_OFF"]
     if re.search(r"^commit [0-9a-f]{12,40} upstream\.$", patch.read_text(), re.M):
         ignore.append("GIT_COMMIT_ID")
     detail = []
