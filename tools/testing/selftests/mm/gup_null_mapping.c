@@ -1,41 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * GUP-fast on order-0 folios whose ->mapping is NULL.
+ * GUP-fast on order-0 folios whose ->mapping is NULL, as drivers map with
+ * vm_insert_page() and as gup_test's mapping gives ("shadow" pages): GUP-fast
+ * must take them except for FOLL_PIN|FOLL_LONGTERM|FOLL_WRITE pins, and must
+ * keep refusing secretmem. Each backing (anon, memfd, shadow, memfd_secret)
+ * is crossed with read and write (GUP_FAST_VERDICT, per page; for shadow
+ * "write", a FOLL_PIN|FOLL_WRITE pin_user_pages_fast() too) and
+ * longterm_write (pin_user_pages_fast() through PIN_LONGTERM_TEST_START).
  *
- * Drivers map buffers of alloc_page() pages with vm_insert_page(): folios
- * without ->mapping, as are the "shadow" pages of a gup_test mapping.
- * GUP-fast must take them, except for FOLL_PIN|FOLL_LONGTERM|FOLL_WRITE
- * pins (slow path, as for any folio not anon or shmem), and must keep
- * refusing secretmem.
- *
- * Each backing (anon, memfd, shadow, memfd_secret) is crossed with each of
- * test_cases[]:
- *   read, write     GUP_FAST_VERDICT: get_user_pages_fast_only() per page.
- *                   For shadow "write", a FOLL_PIN|FOLL_WRITE
- *                   pin_user_pages_fast() must leave clean pages clean.
- *   longterm_write  pin_user_pages_fast(FOLL_LONGTERM|FOLL_WRITE) through
- *                   PIN_LONGTERM_TEST_START: it must work on anon and memfd,
- *                   fail on secretmem and take the slow path on shadow.
- * The witness of the path a pin_user_pages_fast() took: when GUP-fast
- * refuses, its fallback adds FOLL_TOUCH, and follow_page_pte() then marks
- * a page dirty on a write pin when neither its PTE nor the page is dirty;
- * GUP-fast does not. Shadow pages start clean and are only read here, so
- * /proc/kpageflags' KPF_DIRTY after a write pin tells which path it took.
- * (gup_test's slow-path commands use pin_user_pages(), without FOLL_TOUCH:
- * they cannot check the witness beforehand.) A kernel whose fallback stopped
- * dirtying would fail longterm_write loudly, never pass it wrongly.
- *
- * Controls may be refused for a while for reasons unrelated to GUP-fast's
- * checks (NUMA hinting, migration, reclaim): their pages are touched and
- * asked again, up to MAX_TRIES times. Shadow pages see none of that: one try.
+ * Which path a pin_user_pages_fast() took: when GUP-fast refuses, the
+ * fallback adds FOLL_TOUCH and follow_page_pte() marks a clean page dirty on
+ * a write pin; GUP-fast does not. Shadow pages start clean and are only read
+ * here, so KPF_DIRTY tells. gup_test's slow-path commands use
+ * pin_user_pages(), without FOLL_TOUCH, so the witness cannot be checked
+ * beforehand: a fallback that stopped dirtying would fail, never pass.
+ * Controls may be refused for a while for unrelated reasons (NUMA hinting,
+ * migration): they are touched and asked again. Shadow pages get one ask.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
@@ -61,9 +47,7 @@
 enum backing { ANON, MEMFD, SHADOW, SECRETMEM, NR_BACKINGS };
 static const char * const backing_names[] = { "anon", "memfd", "shadow", "secretmem" };
 /* What a wrong read or write verdict means, per backing. */
-static const char * const verdict_msgs[] = {
-	[SHADOW] = MSG_BUG, [SECRETMEM] = MSG_SECRETMEM,
-};
+static const char * const verdict_msgs[] = { [SHADOW] = MSG_BUG, [SECRETMEM] = MSG_SECRETMEM };
 
 enum test_case { READ, WRITE, LONGTERM_WRITE, NR_CASES };
 static const char * const case_names[] = { "read", "write", "longterm_write" };
@@ -231,37 +215,17 @@ static long pin_dirtied(unsigned long cmd)
 	return ret;
 }
 
-static int fail(const char *why)
-{
-	if (why)
-		ksft_print_msg("FAIL: %s\n", why);
-	return KSFT_FAIL;
-}
-
-/* The verdict line: how many pages went through GUP-fast, and the goal. */
-static bool expect(enum backing kind, const char *access, long fast, long want)
+/* The verdict line: pages through GUP-fast, the goal, and @why if missed. */
+static int expect(enum backing kind, const char *access, long fast, long want,
+		  const char *why)
 {
 	ksft_print_msg("verdict %s %s: %ld/%d pages via GUP-fast (expected %ld)\n",
 		       backing_names[kind], access, fast, NR_PAGES, want);
-	return fast == want;
-}
-
-static int run_shadow_pins(enum test_case tc)
-{
-	long dirty;
-
-	dirty = pin_dirtied(tc == LONGTERM_WRITE ? PIN_LONGTERM_TEST_START :
-			    PIN_FAST_BENCHMARK);
-	if (dirty < 0) {
-		ksft_print_msg("pin: %s\n", strerror(errno));
-		return KSFT_FAIL;
-	}
-	/* Dirtied: through the slow path; left clean: through GUP-fast. */
-	if (tc == LONGTERM_WRITE && !expect(SHADOW, case_names[tc], NR_PAGES - dirty, 0))
-		return fail(MSG_WRONGFIX);
-	if (tc == WRITE && !expect(SHADOW, "pin_write", NR_PAGES - dirty, NR_PAGES))
-		return fail(MSG_BUG);
-	return KSFT_PASS;
+	if (fast == want)
+		return KSFT_PASS;
+	if (why)
+		ksft_print_msg("FAIL: %s\n", why);
+	return KSFT_FAIL;
 }
 
 static int run_case(struct buf *b, enum test_case tc)
@@ -279,12 +243,19 @@ static int run_case(struct buf *b, enum test_case tc)
 		fast = verdict(b, tc == WRITE ? FOLL_WRITE : 0, want);
 		if (fast < 0)
 			ksft_print_msg("GUP_FAST_VERDICT: %s\n", strerror(errno));
-		if (!expect(b->kind, case_names[tc], fast, want))
-			return fail(verdict_msgs[b->kind]);
-		if (b->kind != SHADOW || tc == READ)
-			return KSFT_PASS;
+		ret = expect(b->kind, case_names[tc], fast, want, verdict_msgs[b->kind]);
+		if (ret || b->kind != SHADOW || tc == READ)
+			return ret;
 	}
-	return run_shadow_pins(tc);
+	/* Shadow pins: dirtied, through the slow path; clean, through GUP-fast. */
+	fast = NR_PAGES - pin_dirtied(tc == WRITE ? PIN_FAST_BENCHMARK :
+				      PIN_LONGTERM_TEST_START);
+	if (fast > NR_PAGES) {
+		ksft_print_msg("pin: %s\n", strerror(errno));
+		return KSFT_FAIL;
+	}
+	return tc == WRITE ? expect(SHADOW, "pin_write", fast, NR_PAGES, MSG_BUG) :
+	       expect(SHADOW, case_names[tc], fast, 0, MSG_WRONGFIX);
 }
 
 static void run_test(enum backing kind, enum test_case tc)
@@ -337,7 +308,7 @@ static void check_gate(void)
 		return;
 	}
 	gate = GATE_CONTROL_REFUSED;
-	ksft_print_msg("anon control: %ld/%d pages via GUP-fast: GUP-fast is broken\n",
+	ksft_print_msg("anon control refused: %ld/%d pages via GUP-fast\n",
 		       fast, NR_PAGES);
 }
 
@@ -356,8 +327,8 @@ int main(void)
 		ksft_exit_skip("%s: %s (CONFIG_GUP_TEST; modprobe gup_test)\n",
 			       GUP_TEST_FILE, strerror(errno));
 	pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
-	kpageflags_fd = open("/proc/kpageflags", O_RDONLY);
-	if (pagemap_fd < 0 || kpageflags_fd < 0)
+	kpageflags_fd = pagemap_fd < 0 ? -1 : open("/proc/kpageflags", O_RDONLY);
+	if (kpageflags_fd < 0)
 		ksft_exit_skip("/proc/kpageflags: %s (CONFIG_PROC_PAGE_MONITOR)\n",
 			       strerror(errno));
 	/*
