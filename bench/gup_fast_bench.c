@@ -21,9 +21,10 @@
  * space would be finer but would add the syscall, the kvcalloc() of the
  * page array, verify_dma_pinned() and the unpin, the same for both
  * backings: that dilutes the shadow/anon ratio, the figure that matters.
- * One microsecond is 1000/PAGES ns/page of one sample (about 2 at 512
- * pages): under TCG a pass takes hundreds of microseconds, on hardware
- * (about 30 ns/page) use a larger -p to keep that below 1 %.
+ * One microsecond is 1000/PAGES ns/page of one sample (1.95 at 512
+ * pages): under TCG here a pass of 512 pages took 70 (anon, 7.3) to 260
+ * us (shadow, 6.12), 0.4 to 1.5 %; on hardware (about 30 ns/page) use a
+ * larger -p to keep it small.
  *
  * FOLL_LONGTERM (-L) is not part of gup_test's ABI: its raw value is the
  * running kernel's (0x10000 from 5.2 to 6.2, 1 << 8 since 6.3, see
@@ -53,7 +54,7 @@
 #define DEF_PAGES	512
 #define DEF_REPS	3
 #define DEF_ITERS	10
-#define MAX_PAGES	262144
+#define MAX_PAGES	65536	/* 256 MiB of 4K pages a buffer, as the old driver */
 #define MAX_PAGES_PER_CALL	4096
 #define MAX_ITERS	65536
 #define MAX_REPS	1000
