@@ -59,9 +59,10 @@ def _vm_args(p: argparse.ArgumentParser) -> None:
                    "(hardening/gupnm_stress) after the test, with ARGS "
                    "('' for its defaults)")
     p.add_argument("--test-args", default="",
-                   help="arguments of gup_null_mapping, one word even when it "
+                   help="arguments of the benchmark (bench/gup_fast_bench, run "
+                   "after the test, which takes none), one word even when it "
                    "starts with '-': --test-args -B, --test-args '-p 512 -r 5 1 2' "
-                   "(checked on the host by the test's own rules)")
+                   "(checked on the host by the benchmark's own rules)")
     p.add_argument("--results", type=Path, default=None, metavar="DIR",
                    help="results directory, new or empty (default "
                    "results/<time>-<kernel>-<n>, unique per run)")
@@ -193,8 +194,8 @@ def run_meta(started: datetime) -> dict:
 
 def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
             live=None):
-    """Prepare @spec and run the test (directly when args.test_args is set,
-    else through run_vmtests.sh where the tree has it)."""
+    """Prepare @spec and run the test (through run_vmtests.sh where the
+    tree has it), then the benchmark with args.test_args."""
     check_input(spec, args)
     arch = getattr(args, "arch", "amd64")
     ensure_tools(source_build=spec.startswith("source:"),
@@ -259,7 +260,8 @@ def _crosscheck(prep: kernels.Prepared, args) -> vmrun.CrossCheck | None:
     # 1-thread benchmark (vmrun.crosscheck).
     cmd = (f"taskset -c 0 ./gup_test -a -T -m {size >> 20} "
            f"-n {opts['pages_per_call']} -r {XCHECK_REPEATS}")
-    test = (f"./gup_null_mapping -p {opts['pages']} -c {opts['pages_per_call']} "
+    # The benchmark program (vmrun.BENCH), at one thread.
+    test = (f"./{vmrun.BENCH} -p {opts['pages']} -c {opts['pages_per_call']} "
             f"-r {opts['reps']} -i {opts['iters']} 1")
     return vmrun.CrossCheck(cmd, _selftests_mm(prep, args) / "gup_test",
                             opts["pages"], test, XCHECK_ROUNDS)
@@ -560,7 +562,10 @@ def _figure_rows(runs: dict, args) -> tuple[list[dict], dict | None]:
             per[label] = [[figures.Figure(**f) for f in o.summary["figures"]]
                           for o in outs]
         else:
-            per[label] = [figures.parse("gup_null_mapping", o.tap_text) for o in outs]
+            # The benchmark's output; a log from before series v2 has it
+            # in the test's.
+            per[label] = [figures.parse(vmrun.BENCH, o.bench_text or o.tap_text)
+                          for o in outs]
     stats_a, stats_b = figures.summarise(per["a"]), figures.summarise(per["b"])
     rows = figures.compare(stats_a, stats_b)
     if args.command or args.repeat < 2:

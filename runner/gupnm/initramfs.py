@@ -17,7 +17,7 @@ from .host import REPO, RunnerError, run
 GUEST_INIT = REPO / "runner" / "guest" / "init"
 TESTDIR = "/opt/selftests/mm"
 # The programs run in the guest whose leftover pages page_owner counts.
-PROGRAMS = ("gup_null_mapping", "gupnm_stress")
+PROGRAMS = ("gup_null_mapping", "gup_fast_bench", "gupnm_stress")
 
 
 @dataclass

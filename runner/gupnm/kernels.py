@@ -215,6 +215,23 @@ def build_selftest(src: Path, include_root: Path, kselftest_tree: Path,
                          ["-lpthread", "-lm"], cc, mkdirs=(mm,))
 
 
+BENCH = "bench/gup_fast_bench.c"
+
+
+def build_bench(cc: str = "gcc") -> Path:
+    """Static gup_fast_bench (bench/, not part of any series): its ABI from
+    the series' mm/gup_test.h (gup_test_source()), kselftest.h from
+    linux-source-6.12; cached by content."""
+    src = REPO / BENCH
+    include = gup_test_source() / "include"
+    selftests = _kselftest_tree() / "tools/testing/selftests"
+    # mm/ is the -I target of "../kselftest.h".
+    return _static_build("bench", "gup_fast_bench", src,
+                         [src, include / "mm/gup_test.h", selftests / "kselftest.h"],
+                         [include, selftests / "mm"], ["-lpthread", "-lm"], cc,
+                         mkdirs=(selftests / "mm",))
+
+
 STRESS = "hardening/gupnm_stress.c"
 
 

@@ -27,6 +27,7 @@ END_MARKER = "GUPNM-TEST-END"
 # Exit statuses of the runner beyond the test's own 0/1/4 (results.py).
 EXIT_INFRA = results.EXIT_INFRA   # the guest died or timed out; the test did not run
 EXIT_USAGE = results.EXIT_USAGE   # bad input, found on the host
+BENCH = "gup_fast_bench"          # bench/gup_fast_bench.c, run after the test
 
 
 @dataclass
@@ -56,7 +57,7 @@ class CrossCheck:
     command: str                # e.g. "taskset -c 0 ./gup_test -a -T -m 2 -n 512 -r 100"
     binary: Path
     pages: int                  # pages one repeat pins
-    test_command: str           # the test's 1-thread benchmark, between them
+    test_command: str           # the benchmark (BENCH) at 1 thread, between them
     rounds: int                 # test runs; gup_test runs one more time
 
 
@@ -66,6 +67,7 @@ class RunOutcome:
     exit_code: int
     outdir: Path
     tap_text: str
+    bench_text: str = ""        # the benchmark program's output (bench.txt)
 
 
 def unnest_run_vmtests(text: str, test: str = "gup_null_mapping") -> str:
@@ -159,10 +161,6 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     durations = dict(durations or {})
     t0 = time.monotonic()
     vmtests = prep.run_vmtests
-    if vmtests and opts.test_args:
-        progress("test arguments given: running gup_null_mapping directly, "
-                 "not through run_vmtests.sh (which passes none)")
-        vmtests = None
     dynamic: tuple[str, ...] = ()
     if opts.program:
         command, binary = opts.program
@@ -173,9 +171,20 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
         files = {"gup_null_mapping": prep.test_binary,
                  "run_vmtests.sh": vmtests}
     else:
-        command = f"./gup_null_mapping {opts.test_args}".strip()
+        command = "./gup_null_mapping"
         files = {"gup_null_mapping": prep.test_binary}
     extra_env = {}
+    bench_command = None
+    if not opts.program:
+        # The selftest gives verdicts only; the benchmark, which takes the
+        # --test-args, is bench/gup_fast_bench, run after it.
+        cross = {}
+        if prep.arch == "arm64":
+            from . import arm64
+            cross["cc"] = arm64.selftest_cc()
+        files[BENCH] = kernels.build_bench(**cross)
+        bench_command = f"./{BENCH} {opts.test_args}".strip()
+        extra_env["GUPNM_BENCH_CMD"] = bench_command
     if opts.stress is not None:
         cross = {}
         if prep.arch == "arm64":
@@ -255,6 +264,9 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
         tap_text = unnest_run_vmtests(tap_text)
     (outdir / "tap.txt").write_text(tap_text)
     parsed = tap.parse_tap(tap_text.splitlines())
+    if bench_command is not None and st.bench is not None:
+        (outdir / "bench.txt").write_text(st.bench)
+        merge_bench(parsed, tap.parse_tap(st.bench.splitlines()))
     splats = console.find_splats(con) or console.find_splats(st.dmesg)
     if st.dmesg:
         (outdir / "dmesg.txt").write_text(st.dmesg)
@@ -343,6 +355,11 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
                                  "other_pages": st.page_owner_other}
     if {"before", "after"} <= st.memfree_kb.keys():
         summary["memfree_delta_kb"] = st.memfree_kb["before"] - st.memfree_kb["after"]
+    if bench_command is not None and st.bench is not None:
+        summary["bench_run"] = {"command": bench_command, "exit": st.bench_exit,
+                                "output": "bench.txt"}
+    elif bench_command is not None and st.exit_code is not None:
+        notes.append(f"the guest printed no output of {bench_command}")
     if opts.program:
         summary["figures"] = command_figures(command, tap_text)
     if opts.xcheck:
@@ -359,7 +376,27 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     # files: nothing reads them once the guest is gone.
     if not os.environ.get("GUPNM_KEEP_WORK"):
         shutil.rmtree(outdir / "initramfs", ignore_errors=True)
-    return RunOutcome(summary, code, outdir, tap_text)
+    return RunOutcome(summary, code, outdir, tap_text, st.bench or "")
+
+
+def merge_bench(test: tap.TapResult, bench: tap.TapResult) -> None:
+    """The benchmark program's output into the test's parsed TAP, as when
+    the benchmark was the selftest's last result: its rows, parameters and
+    ratios, and its "bench" result numbered after the test's (the plan
+    grows with it), so that a failed benchmark (-t) fails the run. A test
+    that skipped as a whole, or printed no result, stays so. The benchmark's structural
+    problems are the run's, prefixed "bench: "; a benchmark that skipped
+    as a whole (-B, no gup_test) adds nothing."""
+    test.bench, test.bench_title = bench.bench, bench.bench_title
+    test.bench_params, test.bench_ratios = bench.bench_params, bench.bench_ratios
+    if test.skipped or bench.skipped or not test.results:
+        return
+    for r in bench.results:
+        r.number = len(test.results) + 1
+        test.results.append(r)
+    if test.plan is not None:
+        test.plan += len(bench.results)
+    test.errors += [f"bench: {e}" for e in bench.errors]
 
 
 def command_figures(command: str, output: str) -> list[dict]:
@@ -397,7 +434,7 @@ def crosscheck(xc: CrossCheck, output: str | None, exit_status: int | None) -> d
             gup.append(statistics.median(gets) * 1000.0 / xc.pages
                        if gets and xc.pages else None)
         else:
-            medians = [f.value for f in figures.parse("gup_null_mapping", text)
+            medians = [f.value for f in figures.parse(BENCH, text)
                        if f.name == "anon median@1"]
             anon.append(medians[0] if medians else None)
     out["gup_test_samples"] = samples

@@ -414,8 +414,8 @@ class CrossCheckChoiceTest(unittest.TestCase):
     def test_rounds_of_the_test_at_one_thread_with_its_sampling(self):
         xc = self.xc('-r 100 -i 1 1 2 4 8')
         self.assertEqual((xc.test_command, xc.rounds),
-                         ('./gup_null_mapping -p 512 -c 512 -r 100 -i 1 1', cli.XCHECK_ROUNDS))
-        self.assertEqual(self.xc('').test_command, './gup_null_mapping -p 512 -c 512 -r 3 -i 10 1')
+                         ('./gup_fast_bench -p 512 -c 512 -r 100 -i 1 1', cli.XCHECK_ROUNDS))
+        self.assertEqual(self.xc('').test_command, './gup_fast_bench -p 512 -c 512 -r 3 -i 10 1')
 
     def test_none_when_nothing_comparable(self):
         self.assertIsNone(self.xc('-B'))

@@ -16,7 +16,7 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gupnm import initramfs, qemu, tap, vmrun  # noqa: E402
+from gupnm import initramfs, kernels, qemu, tap, vmrun  # noqa: E402
 from gupnm.host import RunnerError  # noqa: E402
 from gupnm.kernels import Prepared  # noqa: E402
 from gupnm.status import parse_status  # noqa: E402
@@ -216,10 +216,20 @@ MINI_TAP = ('TAP version 13\n1..2\n# verdict shadow read: 512/512 pages via GUP-
             'ok 1 verdict_shadow_read\nok 2 live_pages_zero\n')
 
 
+# The benchmark program's output (bench/gup_fast_bench), after the test's.
+MINI_BENCH = ('TAP version 13\n1..1\n'
+              '# bench: pin_user_pages_fast(FOLL_WRITE), 512 pages/thread, 512 pages/call\n'
+              '# bench       1   shadow    396.5    505.9   5074.2  20043.0 187.1% noisy\n'
+              '# bench       1     anon    177.7    228.5    529.3   8998.0 253.5% noisy\n'
+              '# bench ratio threads=1 shadow/anon=2.21\nok 1 bench\n')
+
+
 def mini_status(*, exit_code=0, rmmod='ok', dmesg='[    0.000000] Linux version 6.12.117+deb12-amd64\n',
-                tap_text=MINI_TAP) -> str:
+                tap_text=MINI_TAP, bench=MINI_BENCH, bench_exit=0) -> str:
+    bench_part = ('' if bench is None else
+                  f'GUPNM-BENCH-BEGIN\n{bench}GUPNM-BENCH-END\nGUPNM-BENCH-EXIT: {bench_exit}\n')
     return ('GUPNM-STATUS: booted\nGUPNM-TIME: init 1.00\nGUPNM-TIME: test 1.20\n'
-            f'GUPNM-RMMOD: {rmmod}\nGUPNM-TAP-BEGIN\n{tap_text}GUPNM-TAP-END\n'
+            f'GUPNM-RMMOD: {rmmod}\nGUPNM-TAP-BEGIN\n{tap_text}GUPNM-TAP-END\n{bench_part}'
             f'GUPNM-DMESG-BEGIN\n{dmesg}GUPNM-DMESG-END\nGUPNM-EXIT: {exit_code}\n'
             ).replace('\n', '\r\n')
 
@@ -255,6 +265,9 @@ class VmFake:
             mock.patch.object(qemu, 'probe_accel', return_value=(
                 'tcg', 'the CPU shows no vmx/svm flag (no nested virtualization)')),
             mock.patch.object(qemu, 'boot', side_effect=self._boot),
+            # The benchmark program is built, not faked, only on real runs.
+            mock.patch.object(kernels, 'build_bench',
+                              return_value=self.tmp / 'gup_fast_bench'),
         ]
         self.mocks = [p.start() for p in patches]
         for p in patches:
@@ -320,8 +333,13 @@ class RunTest(VmFake, unittest.TestCase):
         payload, workdir = self.build.call_args.args
         self.assertEqual(payload, initramfs.Payload(
             '6.12.117+deb12-amd64', Path('/m/test_gup_fast.ko'),
-            {'gup_null_mapping': Path('/s/gup_null_mapping')}, './gup_null_mapping',
-            need_bash=False, kmemleak=False))
+            {'gup_null_mapping': Path('/s/gup_null_mapping'),
+             'gup_fast_bench': self.tmp / 'gup_fast_bench'}, './gup_null_mapping',
+            need_bash=False, kmemleak=False,
+            extra_env={'GUPNM_BENCH_CMD': './gup_fast_bench'}))
+        # Recorded when the benchmark was the test's: no bench section.
+        self.assertEqual(out.summary['notes'],
+                         ['the guest printed no output of ./gup_fast_bench'])
         # Per run (inside the results directory), never shared between runs.
         self.assertEqual(workdir, self.outdir / 'initramfs')
 
@@ -345,19 +363,50 @@ class RunTest(VmFake, unittest.TestCase):
                          raw(REAL / 'source-6.12-nofix.run_vmtests.txt'))
         payload = self.build.call_args.args[0]
         self.assertEqual(payload.files, {'gup_null_mapping': Path('/s/gup_null_mapping'),
-                                         'run_vmtests.sh': Path('/tree/run_vmtests.sh')})
+                                         'run_vmtests.sh': Path('/tree/run_vmtests.sh'),
+                                         'gup_fast_bench': self.tmp / 'gup_fast_bench'})
         self.assertTrue(payload.need_bash)
 
-    def test_test_args_run_the_binary_directly(self):
+    def test_test_args_go_to_the_benchmark_after_the_test(self):
+        # The selftest takes no arguments (series v2): run_vmtests.sh still
+        # runs it, and bench/gup_fast_bench gets them.
         self.boots.append((mini_console(), mini_status(), 0))
         prep = _prep(spec='source:debian-6.12:all', run_vmtests=Path('/tree/run_vmtests.sh'))
-        out = self.run_vm(prep, test_args='-p 32 -R 1000 -B')
-        self.assertEqual(out.summary['command'], './gup_null_mapping -p 32 -R 1000 -B')
+        out = self.run_vm(prep, test_args='-p 32 -r 5 1 2')
+        self.assertEqual(out.summary['command'], 'bash ./run_vmtests.sh -t gup_test')
         payload = self.build.call_args.args[0]
-        self.assertEqual(payload.files, {'gup_null_mapping': Path('/s/gup_null_mapping')})
-        self.assertFalse(payload.need_bash)
-        self.assertNotIn('run_vmtests', out.summary)
-        self.assertEqual(prep.run_vmtests, Path('/tree/run_vmtests.sh'))
+        self.assertEqual(payload.extra_env['GUPNM_BENCH_CMD'], './gup_fast_bench -p 32 -r 5 1 2')
+        self.assertEqual(payload.files['gup_fast_bench'], self.tmp / 'gup_fast_bench')
+        self.assertEqual(out.summary['bench_run'], {
+            'command': './gup_fast_bench -p 32 -r 5 1 2', 'exit': 0, 'output': 'bench.txt'})
+        self.assertEqual((self.outdir / 'bench.txt').read_text().replace('\r', ''), MINI_BENCH)
+
+    def test_benchmark_rows_and_result_join_the_tests(self):
+        self.boots.append((mini_console(), mini_status(), 0))
+        out = self.run_vm(test_args='-r 10 1')
+        s = out.summary
+        self.assertEqual((out.exit_code, s['outcome'], s['tap_errors']), (0, 'pass', []))
+        self.assertEqual([c['name'] for c in s['cases']],
+                         ['verdict_shadow_read', 'live_pages_zero', 'bench'])
+        self.assertEqual([(b['threads'], b['backing'], b['median']) for b in s['bench']],
+                         [(1, 'shadow', 505.9), (1, 'anon', 228.5)])
+        self.assertEqual(s['bench_ratio'][0]['shadow_anon_ratio'], 2.214)
+        self.assertEqual(out.bench_text.replace('\r', ''), MINI_BENCH)
+
+    def test_a_failed_benchmark_fails_the_run(self):
+        # -t: shadow/anon above the bound; the test itself passed.
+        failed = MINI_BENCH.replace('ok 1 bench', 'not ok 1 bench')
+        self.boots.append((mini_console(), mini_status(bench=failed, bench_exit=1), 0))
+        out = self.run_vm(test_args='-t 1.5 1')
+        self.assertEqual((out.exit_code, out.summary['outcome'], out.summary['exit_status']),
+                         (1, 'fail', 0))
+
+    def test_a_skipped_benchmark_adds_no_result(self):
+        skipped = 'TAP version 13\n1..0 # SKIP disabled with -B\n'
+        self.boots.append((mini_console(), mini_status(bench=skipped, bench_exit=4), 0))
+        out = self.run_vm(test_args='-B')
+        self.assertEqual((out.exit_code, out.summary['bench'], len(out.summary['cases'])),
+                         (0, [], 2))
 
     def test_pass(self):
         self.boots.append((mini_console(), mini_status(), 0))
@@ -376,7 +425,8 @@ class RunTest(VmFake, unittest.TestCase):
         self.run_vm(accel='kvm', vcpus=4, memory_mb=2048, append='nokaslr', timeout=60,
                     test_args='-p 512 -r 5', kmemleak=True)
         payload = self.build.call_args.args[0]
-        self.assertEqual(payload.command, './gup_null_mapping -p 512 -r 5')
+        self.assertEqual(payload.command, './gup_null_mapping')
+        self.assertEqual(payload.extra_env['GUPNM_BENCH_CMD'], './gup_fast_bench -p 512 -r 5')
         self.assertTrue(payload.kmemleak)
         self.assertEqual(self.boot_calls[0]['append'], qemu.BASE_APPEND + ' nokaslr')
         self.assertEqual({k: self.boot_calls[0][k] for k in ('accel', 'vcpus', 'memory_mb', 'timeout')},
