@@ -660,13 +660,16 @@ def parse_log(raw: str) -> tuple[tap.TapResult, list, int | None]:
     """(TAP, splats, the test's exit status or None) of a console or status log."""
     text = raw
     exit_status = None
+    bench = None                # the benchmark program's output, if any
     if "GUPNM-TAP-BEGIN" in raw:               # a status.log
         from .status import parse_status
         st = parse_status(raw)
-        text, exit_status = st.tap, st.exit_code
+        text, exit_status, bench = st.tap, st.exit_code, st.bench
         splat_text = st.dmesg
     else:
         splat_text = raw
+        m = re.search(r"^GUPNM-BENCH-BEGIN\r?\n(.*?)^GUPNM-BENCH-END", raw, re.M | re.S)
+        bench = m.group(1) if m else None
         if vmrun.START_MARKER in text:
             text = text[text.index(vmrun.START_MARKER) + len(vmrun.START_MARKER):]
         m = None
@@ -677,7 +680,10 @@ def parse_log(raw: str) -> tuple[tap.TapResult, list, int | None]:
             text = text[:m.start()]
     if "# running ./gup_null_mapping" in text:
         text = vmrun.unnest_run_vmtests(text)
-    return tap.parse_tap(text.splitlines()), console.find_splats(splat_text), exit_status
+    parsed = tap.parse_tap(text.splitlines())
+    if bench is not None:
+        vmrun.merge_bench(parsed, tap.parse_tap(bench.splitlines()))
+    return parsed, console.find_splats(splat_text), exit_status
 
 
 def cmd_parse(args) -> int:

@@ -273,3 +273,23 @@ class CompareAndReportTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class BenchProgramRealRunsTest(unittest.TestCase):
+    """Summaries of real series-v2 runs (the test, then bench/gup_fast_bench
+    with -r 10 1 2) on Debian 6.12 (the bug) and 7.3 (fixed): the matrix's
+    benchmark check holds, and the ratio tells the kernels apart."""
+
+    def test_matrix_benchmark_check_and_ratios(self):
+        from gupnm import matrix
+        for name, expect, low, high in (('v2-bench-debian-6.12', 'bug', 2.0, 4.0),
+                                        ('v2-bench-debian-7.3', 'pass', 0.9, 1.1)):
+            with self.subTest(name=name):
+                s = json.loads((DATA / 'real' / f'{name}.summary.json').read_text())
+                checks = {n: ok for n, ok, _ in matrix.assertions(s, '', expect)}
+                bench = [ok for n, ok in checks.items() if n.startswith('benchmark measured')]
+                self.assertEqual(bench, [True])
+                self.assertEqual(s['bench_run']['command'], './gup_fast_bench -r 10 1 2')
+                for r in s['bench_ratio']:
+                    self.assertTrue(low <= r['shadow_anon_ratio'] <= high, r)
+

@@ -122,6 +122,23 @@ class ParseCommandTest(unittest.TestCase):
             BUG_VERDICT, 'counts:  pass 44, fail 2, skip 0, xfail 0, timeout 0, error 0'])
         self.assertNotIn('TAP problem', out)
 
+    def test_real_v2_logs_with_the_benchmark_program(self):
+        # Series v2: the test's verdicts, then bench/gup_fast_bench's section
+        # (debian:bookworm-security and debian:7.3, --test-args '-r 10 1 2').
+        for name, ratios in (('v2-bench-debian-6.12.console.log', [2.21, 2.52]),
+                             ('v2-bench-debian-6.12.status.log', [2.21, 2.52]),
+                             ('v2-bench-debian-7.3.console.log', [1.0, 1.01])):
+            with self.subTest(name=name):
+                parsed, splats, status = cli.parse_log((REAL / name).read_text())
+                self.assertEqual(parsed.errors, [])
+                self.assertEqual(parsed.results[-1].name, 'bench')
+                self.assertEqual((parsed.plan, len(parsed.results)), (13, 13))
+                self.assertEqual([v for _, v in sorted(parsed.bench_ratios.items())], ratios)
+                self.assertEqual({b.backing for b in parsed.bench}, {'shadow', 'anon'})
+        rc, out, _ = call(['parse', str(REAL / 'v2-bench-debian-6.12.console.log')])
+        self.assertEqual(rc, 1)
+        self.assertIn('counts:  pass 11, fail 2,', out)
+
     def test_plain_tap_file(self):
         with tempfile.TemporaryDirectory() as tmp:
             f = Path(tmp) / 'tap.txt'
