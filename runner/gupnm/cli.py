@@ -306,6 +306,9 @@ def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None,
             + (f", {s['boot_attempts']} boots" if s.get('boot_attempts', 0) > 1 else ""))
     if s.get("command"):
         say(f"test:    {s['command']}")
+    br = s.get("bench_run")
+    if br:
+        say(f"then:    {br['command']} (the benchmark, exit {br['exit']}; {br['output']})")
     say(f"verdict: {s['verdict']}")
     if s.get("bench"):
         say(bench_report(s))
