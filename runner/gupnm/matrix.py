@@ -37,7 +37,7 @@ DEBUG_MATRIX = [
     ("source:debian-6.12:nofix", "bug"),
     ("source:debian-6.12:all", "pass"),
 ]
-DEBUG_TEST_ARGS = ""
+DEBUG_TEST_ARGS = "-B"
 # The stress program (hardening/gupnm_stress) runs after the test on every
 # kernel: malformed inputs and teardown races, 1000 iterations on debug
 # kernels, where page_owner then finds any page reference it leaked.

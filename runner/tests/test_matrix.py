@@ -384,7 +384,7 @@ class MatrixTableTest(unittest.TestCase):
         opts = cli._options(matrix._args('debug', matrix.DEBUG_TEST_ARGS))
         self.assertEqual(opts, vmrun.VmOptions(accel='auto', vcpus=2, memory_mb=1536,
                                                append='page_owner=on', timeout=900,
-                                               test_args='', retries=2, kmemleak=True,
+                                               test_args='-B', retries=2, kmemleak=True,
                                                stress='-p 32 -R 1000'))
         opts = cli._options(matrix._args('default', ''))
         self.assertEqual((opts.timeout, opts.kmemleak, opts.test_args, opts.stress),
@@ -450,7 +450,7 @@ class RunMatrixTest(unittest.TestCase):
                 redirect_stdout(io.StringIO()):
             matrix.run_debug(t)
         # Test arguments make vmrun run the binary directly (test_vmrun).
-        self.assertEqual(seen, [(s, 'debug', '', 900) for s, _ in matrix.DEBUG_MATRIX])
+        self.assertEqual(seen, [(s, 'debug', '-B', 900) for s, _ in matrix.DEBUG_MATRIX])
         self.assertTrue(all(n.startswith('vm source:debian-6.12:') and '(debug)' in n
                             for n, _ in t.records))
 
