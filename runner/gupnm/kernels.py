@@ -237,14 +237,15 @@ STRESS = "hardening/gupnm_stress.c"
 
 def build_stress(cc: str = "gcc") -> Path:
     """Static gupnm_stress (hardening/, not part of any series), built like
-    the test from this checkout's ABI header and linux-source-6.12's
+    the test against the series' gup_test header and linux-source-6.12's
     kselftest.h; cached by content."""
     src = REPO / STRESS
+    include = gup_test_source() / "include"
     selftests = _kselftest_tree() / "tools/testing/selftests"
     return _static_build("stress", "gupnm_stress", src,
-                         [src, REPO / "lib/test_gup_fast_uapi.h",
+                         [src, include / "mm/gup_test.h",
                           selftests / "kselftest.h"],
-                         [REPO, selftests], ["-lpthread"], cc)
+                         [include, selftests], ["-lpthread"], cc)
 
 
 # What the test needs from a kernel tree besides its own source.
