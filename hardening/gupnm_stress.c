@@ -697,8 +697,9 @@ static bool race_fork_pin(const char *name)
 }
 
 /*
- * close() of a file holding a long-term pin of pages already unmapped,
- * while a thread asks about a buffer of the same file: release unpins.
+ * Releasing a file that holds a long-term pin of unmapped pages while a
+ * thread is in a VERDICT through it: each dup2() puts a new pinned file
+ * behind gup_fd, which the loop thread keeps calling, and closes the last.
  */
 static bool race_close_pinned(const char *name)
 {
@@ -714,17 +715,18 @@ static bool race_close_pinned(const char *name)
 	for (i = 0; ok && i < opt_iters; i++) {
 		fd = open(GUP_TEST_FILE, O_RDWR | O_CLOEXEC);
 		addr = buf_map(true, opt_pages);
-		ok = fd >= 0 && addr && !longterm_start(fd, addr, opt_pages) &&
-		     loop_wait(&l);
+		ok = fd >= 0 && addr && !longterm_start(fd, addr, opt_pages);
 		if (addr)
 			munmap(addr, opt_pages * pagesize);
+		ok = ok && loop_wait(&l) && dup2(fd, gup_fd) == gup_fd;
 		if (fd >= 0)
 			close(fd);
 	}
 	store_release(&l.stop, 1);
 	pthread_join(l.thread, NULL);
+	ioctl(gup_fd, PIN_LONGTERM_TEST_STOP);
 	munmap(l.addr, opt_pages * pagesize);
-	ksft_print_msg("%s: %lu pinned files closed, %lu VERDICT calls%s\n",
+	ksft_print_msg("%s: %lu pinned files closed under %lu VERDICT calls%s\n",
 		       name, i, l.calls, ok && !l.err ? "" : ": failed");
 	return ok && !l.err && !l.bad;
 }
