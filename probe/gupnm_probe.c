@@ -85,8 +85,9 @@
 static struct {
 	unsigned int pages;
 	unsigned int rounds;
+	unsigned int uring_entries;	/* 0: one page of SQEs */
 	bool verbose;
-} opt = { DEF_PAGES, DEF_ROUNDS, false };
+} opt = { DEF_PAGES, DEF_ROUNDS, 0, false };
 
 static long page_size;
 static int kpf_fd = -1, pagemap_fd = -1;
@@ -288,8 +289,11 @@ static int map_packet(struct mapping *m, char *why, size_t len)
 
 	/* Protocol 0: the socket receives nothing, nothing writes the ring. */
 	ret = add_fd(m, socket(AF_PACKET, SOCK_RAW, 0));
-	if (ret == -EAFNOSUPPORT) {
-		snprintf(why, len, "no AF_PACKET (CONFIG_PACKET off, or =m and af_packet.ko not loadable): modprobe af_packet, or boot a kernel with CONFIG_PACKET");
+	if (ret == -EAFNOSUPPORT || ret == -ENOSYS) {
+		snprintf(why, len, "socket(AF_PACKET): %s: %s",
+			 strerror(-ret), ret == -ENOSYS ?
+			 "no networking (CONFIG_NET off)" :
+			 "no CONFIG_PACKET (or =m and af_packet.ko not loadable: modprobe af_packet)");
 		return KSFT_SKIP;
 	}
 	if (ret == -EPERM || ret == -EACCES) {
@@ -315,13 +319,19 @@ static int map_packet(struct mapping *m, char *why, size_t len)
 
 static int io_uring_map(struct mapping *m, char *why, size_t len, bool sqes)
 {
+	unsigned int entries = opt.uring_entries;
 	struct io_uring_params p;
-	unsigned int entries = page_size / sizeof(struct io_uring_sqe);
 	size_t size;
 	void *addr;
 	int ret;
 
-	/* One page of SQEs: an order-0 allocation on every kernel. */
+	/*
+	 * By default one page of SQEs and a one-page ring: order-0 allocations
+	 * on every kernel. Larger rings (-u) are allocated as one compound
+	 * page on 6.12 and 7.x, which GUP-fast never refused.
+	 */
+	if (!entries)
+		entries = page_size / sizeof(struct io_uring_sqe);
 	memset(&p, 0, sizeof(p));
 	ret = add_fd(m, syscall(__NR_io_uring_setup, entries, &p));
 	if (ret == -ENOSYS || ret == -EPERM) {
@@ -740,9 +750,10 @@ out:
 
 static void usage(const char *prog)
 {
-	printf("usage: %s [-n PAGES] [-r ROUNDS] [-v]\n"
+	printf("usage: %s [-n PAGES] [-r ROUNDS] [-u ENTRIES] [-v]\n"
 	       "  -n PAGES   pages per producer, 1-%d (default %d)\n"
 	       "  -r ROUNDS  cost rounds, 0-%d, 0: no cost figure (default %d)\n"
+	       "  -u ENTRIES io_uring SQ entries, 1-4096 (default: one page of SQEs)\n"
 	       "  -v         every page's kpageflags before and after\n"
 	       "Needs root. Exit: 0 pass, 1 fail (the bug, or the probe broke), 4 skip.\n",
 	       prog, MAX_PAGES, DEF_PAGES, MAX_ROUNDS, DEF_ROUNDS);
@@ -786,13 +797,16 @@ int main(int argc, char **argv)
 	double t0 = now_ns();
 	int c;
 
-	while ((c = getopt(argc, argv, "n:r:vh")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:u:vh")) != -1) {
 		switch (c) {
 		case 'n':
 			opt.pages = parse_uint(optarg, 1, MAX_PAGES, "-n");
 			break;
 		case 'r':
 			opt.rounds = parse_uint(optarg, 0, MAX_ROUNDS, "-r");
+			break;
+		case 'u':
+			opt.uring_entries = parse_uint(optarg, 1, 4096, "-u");
 			break;
 		case 'v':
 			opt.verbose = true;
