@@ -1,0 +1,426 @@
+"""The module-free probe (probe/gupnm_probe.c) in the runner.
+
+Where the test module cannot be built or loaded -- a kernel whose headers
+have left the archive, a lockdown that loads only signed modules, the
+machine's own kernel -- the probe gives the verdict from in-kernel
+vm_insert_page() users (af_packet's TX ring, io_uring, BPF maps): a
+non-private FUTEX_WAKE does get_user_pages_fast(FOLL_WRITE) on their pages,
+and /proc/kpageflags shows whether the slow path dirtied them.
+
+  gupnm-run run --kernel host                  the running kernel, no QEMU
+  gupnm-run run --kernel debian:7.1 --method probe
+                                               a Debian image booted under
+                                               QEMU with the probe only: no
+                                               headers needed, image package
+                                               only
+Reports in the results folder: probe.txt (the probe's KTAP), ktap.txt (the
+same), probe-summary.json (method, why, verdict per producer, cost figure,
+exit code); runner exit codes as for the module (0 pass, 1 fail, 3 the probe
+did not run to its end, 4 skip).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
+
+SOURCE = REPO / "probe" / "gupnm_probe.c"
+METHOD = "probe"
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INFRA, EXIT_SKIP = 0, 1, 2, 3, 4
+# The probe's own budget is under a second; a hung one is killed.
+HOST_TIMEOUT = 60
+CANNOT_SEE = ("FOLL_LONGTERM|FOLL_WRITE pins (the half of the fix that keeps "
+              "them on the slow path): a futex GUP is neither FOLL_PIN nor "
+              "FOLL_LONGTERM")
+
+_RESULT = re.compile(r"^(not ok|ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
+_PLAN = re.compile(r"^1\.\.(\d+)$")
+_VERDICT = re.compile(r"^# verdict (\S+): (\d+)/(\d+) pages via the slow path")
+_COST = re.compile(r"^# cost (\S+): FUTEX_WAKE (\d+) ns/call vs control (\d+) "
+                   r"ns/call: ratio ([\d.]+) \(median of (\d+) .*quartiles "
+                   r"([\d.]+)-([\d.]+)")
+_KERNEL = re.compile(r"^# kernel: (\S+)")
+_ELAPSED = re.compile(r"^# (\d+) producer\(s\) gave a verdict; (\d+) ms")
+_EXIT = re.compile(r"^GUPNM-PROBE-EXIT: (\d+)$", re.M)
+
+
+@dataclass
+class ProbeResult:
+    """What one run of the probe said."""
+    exit_status: int | None = None
+    plan: int | None = None
+    results: list[dict] = field(default_factory=list)   # name, status, reason
+    verdicts: dict = field(default_factory=dict)        # name -> slow, pages
+    cost: dict | None = None
+    kernel: str | None = None
+    elapsed_ms: int | None = None
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def bug_present(self) -> bool | None:
+        """True: some producer's pages went to the slow path; False: every
+        producer with a verdict went fast; None: no verdict."""
+        if not self.verdicts:
+            return None
+        return any(v["slow"] for v in self.verdicts.values())
+
+    def status_of(self, name: str) -> str | None:
+        return next((r["status"] for r in self.results if r["name"] == name), None)
+
+
+def parse(text: str, exit_status: int | None = None) -> ProbeResult:
+    """The probe's KTAP (from any prefix-free capture) as a ProbeResult; a
+    result line without its verdict, a plan not met or an exit status that
+    disagrees with the lines is an error, listed in .errors."""
+    res = ProbeResult(exit_status=exit_status)
+    for line in text.splitlines():
+        line = line.rstrip("\r")
+        if m := _PLAN.match(line):
+            res.plan = int(m.group(1))
+        elif m := _RESULT.match(line):
+            status = ("skip" if m.group(4) == "SKIP" else
+                      "pass" if m.group(1) == "ok" else "fail")
+            res.results.append({"name": m.group(3), "status": status,
+                                "reason": m.group(5) or ""})
+        elif m := _VERDICT.match(line):
+            res.verdicts[m.group(1)] = {"slow": int(m.group(2)),
+                                        "pages": int(m.group(3))}
+        elif m := _COST.match(line):
+            res.cost = {"producer": m.group(1), "ns_per_call": int(m.group(2)),
+                        "control_ns_per_call": int(m.group(3)),
+                        "ratio": float(m.group(4)), "rounds": int(m.group(5)),
+                        "ratio_quartiles": [float(m.group(6)), float(m.group(7))]}
+        elif m := _KERNEL.match(line):
+            res.kernel = m.group(1)
+        elif m := _ELAPSED.match(line):
+            res.elapsed_ms = int(m.group(2))
+    if res.exit_status is None:
+        m = _EXIT.findall(text)
+        res.exit_status = int(m[-1]) if m else None
+    names = [r["name"] for r in res.results]
+    if res.plan is None:
+        res.errors.append("no KTAP plan: the probe did not start")
+    elif len(names) != res.plan:
+        res.errors.append(f"{len(names)} results for a plan of {res.plan}: "
+                          "the probe did not run to its end")
+    if len(set(names)) != len(names):
+        res.errors.append("result names are not unique")
+    for r in res.results:
+        if r["status"] != "skip" and r["name"] in PRODUCERS and \
+                r["name"] not in res.verdicts and r["status"] == "pass":
+            res.errors.append(f"{r['name']} passed without a verdict line")
+    failed = any(r["status"] == "fail" for r in res.results)
+    if res.exit_status is not None and not res.errors:
+        if failed != (res.exit_status == 1):
+            res.errors.append(f"exit status {res.exit_status} disagrees with "
+                              f"the results ({'a' if failed else 'no'} failure)")
+    return res
+
+
+PRODUCERS = ("packet_tx_ring", "io_uring_sqes", "io_uring_sq_ring",
+             "bpf_ringbuf", "bpf_array_mmap", "kcov_area")
+
+
+def exit_code(res: ProbeResult) -> int:
+    """The runner's exit code for a probe run."""
+    if res.errors or res.exit_status is None:
+        return EXIT_INFRA
+    return {0: EXIT_PASS, 1: EXIT_FAIL, 4: EXIT_SKIP}.get(res.exit_status,
+                                                          EXIT_INFRA)
+
+
+def verdict_line(res: ProbeResult) -> str:
+    """One line a person reads: the verdict and on what it rests."""
+    if res.bug_present is None:
+        skips = [f"{r['name']}: {r['reason']}" for r in res.results
+                 if r["status"] == "skip" and r["name"] in PRODUCERS]
+        return "no verdict: " + ("; ".join(skips) if skips else
+                                 "no producer ran")
+    slow = sorted(n for n, v in res.verdicts.items() if v["slow"])
+    fast = sorted(n for n, v in res.verdicts.items() if not v["slow"])
+    word = ("BUG: GUP-fast rejects NULL-mapping order-0 folios"
+            if res.bug_present else "no bug: GUP-fast takes NULL-mapping "
+            "order-0 folios")
+    parts = [word]
+    if slow:
+        parts.append("slow path: " + ", ".join(slow))
+    if fast:
+        parts.append("GUP-fast: " + ", ".join(fast))
+    if res.cost:
+        c = res.cost
+        parts.append(f"FUTEX_WAKE cost {c['producer']}/control "
+                     f"{c['ratio']:.2f} (quartiles {c['ratio_quartiles'][0]:.2f}-"
+                     f"{c['ratio_quartiles'][1]:.2f}, {c['rounds']} rounds)")
+    return "; ".join(parts)
+
+
+def build(cc: str = "gcc") -> Path:
+    """The static probe, cached by the content of its source."""
+    from .kernels import _static_build
+    return _static_build("probe", "gupnm_probe", SOURCE, [SOURCE], [], [], cc)
+
+
+# --- the running kernel ---------------------------------------------------
+
+def host_method(root: Path = Path("/"), release: str | None = None) -> tuple[str, str]:
+    """Which method host mode uses on the running kernel, and why.
+
+    The module needs the running kernel's build directory, module support
+    and a kernel that loads unsigned modules; host mode in this runner
+    loads no module at all, so it is always the probe, and the reason says
+    what would stand in the module's way besides."""
+    release = release or os.uname().release
+    blockers = []
+    if not (root / "proc/modules").exists():
+        blockers.append("the kernel has no module support (no /proc/modules)")
+    build_dir = root / "lib/modules" / release / "build"
+    if not (build_dir / "Makefile").exists():
+        blockers.append(f"no headers for {release} ({build_dir} missing)")
+    lockdown = root / "sys/kernel/security/lockdown"
+    try:
+        mode = re.search(r"\[(\w+)\]", lockdown.read_text())
+        if mode and mode.group(1) != "none":
+            blockers.append(f"lockdown={mode.group(1)}: only signed modules load")
+    except OSError:
+        pass
+    try:
+        if (root / "sys/module/module/parameters/sig_enforce").read_text().strip() == "Y":
+            blockers.append("module.sig_enforce=1: only signed modules load")
+    except OSError:
+        pass
+    if blockers:
+        return METHOD, "probe: the module cannot be used here: " + "; ".join(blockers)
+    return METHOD, ("probe: the module could be built for this kernel, but "
+                    "host mode never loads a module on the machine (issue 19 "
+                    "part 3 not done): the probe instead")
+
+
+def run_host(outdir: Path, probe_args: list[str], *, binary: Path | None = None,
+             timeout: float = HOST_TIMEOUT) -> tuple[ProbeResult, str]:
+    """Run the probe on the running kernel; its output into outdir/probe.txt.
+    Changes nothing on the machine: the probe only maps, reads /proc and
+    unmaps; no module, no sysctl, no mount."""
+    binary = binary or build()
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run([str(binary), *probe_args], capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as err:
+        text = err.stdout.decode(errors="replace") if isinstance(err.stdout, bytes) \
+            else (err.stdout or "")
+        (outdir / "probe.txt").write_text(text)
+        res = parse(text)
+        res.errors.append(f"the probe did not finish in {timeout:g} s (killed)")
+        return res, "host"
+    (outdir / "probe.txt").write_text(proc.stdout)
+    if proc.stderr.strip():
+        (outdir / "probe-stderr.txt").write_text(proc.stderr)
+    res = parse(proc.stdout, proc.returncode)
+    res.elapsed_ms = res.elapsed_ms if res.elapsed_ms is not None else \
+        int((time.monotonic() - t0) * 1000)
+    return res, "host"
+
+
+# --- a Debian image under QEMU ------------------------------------------
+
+INIT = """#!/bin/sh
+# PID 1 of a probe guest: run gupnm_probe, its output and exit status on
+# the status port ({status}), between markers.
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+{{
+	echo "GUPNM-STATUS: booted"
+	echo "GUPNM-PROBE-BEGIN"
+	echo "# kernel: $(uname -r)"
+	/bin/gupnm_probe {args}
+	echo "GUPNM-PROBE-EXIT: $?"
+}} >{status} 2>&1
+reboot -f
+"""
+
+
+def _quote(arg: str) -> str:
+    return "'" + arg.replace("'", "'\\''") + "'"
+
+
+def initramfs(workdir: Path, binary: Path, probe_args: list[str]) -> Path:
+    """busybox, the probe and an init that runs it; a newc cpio."""
+    from . import initramfs as ifs
+    root = workdir / "probe-guest-root"
+    if root.exists():
+        shutil.rmtree(root)
+    for d in ("bin", "proc", "sys", "dev"):
+        (root / d).mkdir(parents=True)
+    shutil.copy2(ifs._busybox(), root / "bin" / "busybox")
+    for applet in ("sh", "mount", "echo", "reboot", "uname"):
+        (root / "bin" / applet).symlink_to("busybox")
+    shutil.copy2(binary, root / "bin" / "gupnm_probe")
+    (root / "init").write_text(INIT.format(
+        status="/dev/ttyS1", args=" ".join(_quote(a) for a in probe_args)))
+    (root / "init").chmod(0o755)
+    return ifs._pack(root, workdir / "probe-initramfs.cpio")
+
+
+def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
+    """A Debian kernel image (image package only: no headers needed), cached
+    beside debian.fetch()'s entries and reusing one when it is there."""
+    from . import apt, debian
+    kind, _, rest = spec.partition(":")
+    if kind != "debian" or not rest:
+        raise UsageError(f"--method probe boots debian:SPEC kernels (or use "
+                         f"--kernel host), not '{spec}'")
+    offered = debian.select(rest, debian.catalogue(arch), arch)
+    sha = apt.field(offered.image_pkg, offered.version, "SHA256", arch)
+    if not sha:
+        raise RunnerError(f"no SHA256 for {offered.image_pkg} {offered.version}: "
+                          "run runner/debian-apt.sh --refresh")
+    key = f"{offered.release}-{sha[:16]}"
+    rel = offered.release
+    source = {"kind": "debian", "release": rel, "package": offered.image_pkg,
+              "version": offered.version, "suites": offered.suites,
+              "headers_in_archive": offered.headers}
+    for base in (cache_dir() / "debian" / key, cache_dir() / "debian-image" / key):
+        for image in (base / "boot" / f"vmlinuz-{rel}",
+                      base / "usr/lib/modules" / rel / "vmlinuz"):
+            if image.exists():
+                return rel, image, source
+    root = cache_dir() / "debian-image" / key
+    with locked(cache_dir() / "locks" / f"debian-image-{key}.lock"):
+        tmp = root.with_name(root.name + ".tmp")
+        progress(f"downloading {offered.image_pkg} {offered.version} (image only)")
+        deb = apt.download(offered.image_pkg, offered.version,
+                           cache_dir() / "debs", arch)
+        run(["rm", "-rf", tmp, root])
+        tmp.mkdir(parents=True)
+        run(["dpkg-deb", "-x", deb, tmp], what=f"dpkg-deb -x {deb.name}")
+        tmp.rename(root)
+    for image in (root / "boot" / f"vmlinuz-{rel}",
+                  root / "usr/lib/modules" / rel / "vmlinuz"):
+        if image.exists():
+            return rel, image, source
+    raise RunnerError(f"no vmlinuz in {offered.image_pkg} {offered.version} "
+                      f"(unpacked in {root}); remove it and retry")
+
+
+def run_guest(image: Path, outdir: Path, probe_args: list[str], *,
+              memory_mb: int = 512, timeout: float = 120, retries: int = 1,
+              append: str = "") -> tuple[ProbeResult, str, list[str]]:
+    """Boot @image under TCG with the probe; (result, where, notes). A guest
+    that died before the probe started is booted again, up to @retries
+    times, and said so."""
+    from . import qemu
+    work = outdir / "probe-work"
+    work.mkdir(parents=True, exist_ok=True)
+    initrd = initramfs(work, build(), probe_args)
+    notes: list[str] = []
+    cmdline = f"{qemu.BASE_APPEND} quiet {append}".strip()
+    for attempt in range(retries + 1):
+        boot = qemu.boot(image, initrd, outdir, accel="tcg", vcpus=1,
+                         memory_mb=memory_mb, append=cmdline, timeout=timeout)
+        status = boot.status.read_text(errors="replace")
+        text = status.split("GUPNM-PROBE-BEGIN", 1)[-1] if \
+            "GUPNM-PROBE-BEGIN" in status else ""
+        if "GUPNM-PROBE-BEGIN" in status or attempt == retries:
+            break
+        notes.append(f"boot {attempt + 1} died before the probe started "
+                     f"({boot.seconds:.0f} s): booted again")
+    (outdir / "probe.txt").write_text(_EXIT.sub("", text).rstrip() + "\n")
+    res = parse(text)
+    if boot.timed_out:
+        res.errors.append(f"the guest timed out after {timeout:g} s")
+    elif "GUPNM-STATUS: booted" not in status:
+        res.errors.append("the guest never reached user space (console.log)")
+    notes.append(f"boot to power-off {boot.seconds:.1f} s under TCG, 1 vCPU")
+    if not os.environ.get("GUPNM_KEEP_WORK"):
+        shutil.rmtree(work, ignore_errors=True)
+    return res, "qemu-tcg", notes
+
+
+# --- reports and the run subcommand ----------------------------------------
+
+def summary(spec: str, res: ProbeResult, *, where: str, why: str,
+            release: str, source: dict | None = None,
+            notes: list[str] | None = None, seconds: float = 0.0) -> dict:
+    code = exit_code(res)
+    problems = list(res.errors)
+    if res.kernel and res.kernel != release:
+        problems.append(f"the probe ran on {res.kernel}, not {release}")
+        code = EXIT_INFRA
+    return {"method": METHOD, "method_reason": why, "spec": spec,
+            "where": where, "kernel_release": release,
+            "probe_kernel": res.kernel, "kernel_source": source or {},
+            "exit_code": code,
+            "outcome": {EXIT_PASS: "pass", EXIT_FAIL: "fail",
+                        EXIT_SKIP: "skip"}.get(code, "error"),
+            "bug_present": res.bug_present, "verdict": verdict_line(res),
+            "verdicts": res.verdicts, "results": res.results,
+            "cost": res.cost, "probe_exit_status": res.exit_status,
+            "probe_elapsed_ms": res.elapsed_ms, "cannot_see": CANNOT_SEE,
+            "problems": problems, "notes": notes or [],
+            "seconds": round(seconds, 2),
+            "files": {"probe": "probe.txt", "ktap": "ktap.txt",
+                      "summary": "probe-summary.json"}}
+
+
+def write_reports(outdir: Path, s: dict) -> None:
+    probe_txt = outdir / "probe.txt"
+    if probe_txt.exists():
+        shutil.copyfile(probe_txt, outdir / "ktap.txt")
+    tmp = outdir / ".probe-summary.json.tmp"
+    tmp.write_text(json.dumps(s, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, outdir / "probe-summary.json")
+
+
+def cmd_run(args, outdir: Path) -> int:
+    """gupnm-run run --kernel host, or --method probe: the probe's verdict."""
+    probe_args = args.test_args.split() if getattr(args, "test_args", "") else []
+    t0 = time.monotonic()
+    source, notes = None, []
+    if args.kernel == "host":
+        if getattr(args, "arch", "amd64") != "amd64" and os.uname().machine == "x86_64":
+            raise UsageError("--kernel host tests this machine's kernel: drop --arch")
+        method, why = host_method()
+        if os.geteuid():
+            progress("not root: the probe will skip (it needs /proc/kpageflags "
+                     "and PFNs); run as root")
+        release = os.uname().release
+        progress(f"host mode on {release}: {why}")
+        res, where = run_host(outdir, probe_args)
+    else:
+        if getattr(args, "arch", "amd64") != "amd64":
+            raise UsageError("--method probe boots amd64 kernels only so far")
+        release, image, source = fetch_image(args.kernel)
+        why = ("probe: --method probe" + ("" if source["headers_in_archive"]
+               else " (no headers in the archive: the module cannot be built)"))
+        progress(f"booting {release} with the probe (TCG)")
+        res, where, notes = run_guest(image, outdir, probe_args,
+                                      memory_mb=min(args.memory, 1024),
+                                      timeout=args.timeout,
+                                      retries=args.retries, append=args.append)
+    s = summary(args.kernel, res, where=where, why=why, release=release,
+                source=source, notes=notes, seconds=time.monotonic() - t0)
+    write_reports(outdir, s)
+    out = sys.stderr if getattr(args, "json", False) else sys.stdout
+    print(f"kernel   {release} ({where})", file=out)
+    print(f"method   {why}", file=out)
+    print(f"verdict  {s['verdict']}", file=out)
+    print(f"cannot   {CANNOT_SEE}", file=out)
+    for p in s["problems"]:
+        print(f"problem  {p}", file=out)
+    for n in s["notes"]:
+        print(f"note     {n}", file=out)
+    print(f"result   {s['outcome'].upper()} (exit {s['exit_code']}); "
+          f"reports in {outdir}", file=out)
+    if getattr(args, "json", False):
+        print(json.dumps(s, indent=2, sort_keys=True))
+    return s["exit_code"]
