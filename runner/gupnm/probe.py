@@ -20,6 +20,7 @@ did not run to its end, 4 skip).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -27,7 +28,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
@@ -48,6 +49,7 @@ _COST = re.compile(r"^# cost (\S+): FUTEX_WAKE (\d+) ns/call vs control (\d+) "
                    r"ns/call: ratio ([\d.]+) \(median of (\d+) .*quartiles "
                    r"([\d.]+)-([\d.]+)")
 _KERNEL = re.compile(r"^# kernel: (\S+)")
+_UPTIME = re.compile(r"^# uptime: ([\d.]+)")
 _ELAPSED = re.compile(r"^# (\d+) producer\(s\) gave a verdict; (\d+) ms")
 _EXIT = re.compile(r"^GUPNM-PROBE-EXIT: (\d+)$", re.M)
 
@@ -61,6 +63,7 @@ class ProbeResult:
     verdicts: dict = field(default_factory=dict)        # name -> slow, pages
     cost: dict | None = None
     kernel: str | None = None
+    uptime: float | None = None     # guest uptime (s) when the probe started
     elapsed_ms: int | None = None
     errors: list[str] = field(default_factory=list)
 
@@ -100,6 +103,8 @@ def parse(text: str, exit_status: int | None = None) -> ProbeResult:
                         "ratio_quartiles": [float(m.group(6)), float(m.group(7))]}
         elif m := _KERNEL.match(line):
             res.kernel = m.group(1)
+        elif m := _UPTIME.match(line):
+            res.uptime = float(m.group(1))
         elif m := _ELAPSED.match(line):
             res.elapsed_ms = int(m.group(2))
     if res.exit_status is None:
@@ -242,6 +247,8 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 	echo "GUPNM-STATUS: booted"
 	echo "GUPNM-PROBE-BEGIN"
 	echo "# kernel: $(uname -r)"
+	read -r up _ </proc/uptime
+	echo "# uptime: $up"
 	/bin/gupnm_probe {args}
 	echo "GUPNM-PROBE-EXIT: $?"
 }} >{status} 2>&1
@@ -271,6 +278,16 @@ def initramfs(workdir: Path, binary: Path, probe_args: list[str]) -> Path:
     return ifs._pack(root, workdir / "probe-initramfs.cpio")
 
 
+def select_any(spec: str, offers: list, arch: str = "amd64"):
+    """debian.select() without its need for headers: the probe needs only
+    the image, so debian:7.1 is the newest 7.1 with or without them."""
+    from . import debian
+    chosen = debian.select(spec, [dataclasses.replace(o, headers=True)
+                                  for o in offers], arch)
+    return next(o for o in offers if (o.release, o.version, o.image_pkg) ==
+                (chosen.release, chosen.version, chosen.image_pkg))
+
+
 def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
     """A Debian kernel image (image package only: no headers needed), cached
     beside debian.fetch()'s entries and reusing one when it is there."""
@@ -279,7 +296,7 @@ def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
     if kind != "debian" or not rest:
         raise UsageError(f"--method probe boots debian:SPEC kernels (or use "
                          f"--kernel host), not '{spec}'")
-    offered = debian.select(rest, debian.catalogue(arch), arch)
+    offered = select_any(rest, debian.catalogue(arch), arch)
     sha = apt.field(offered.image_pkg, offered.version, "SHA256", arch)
     if not sha:
         raise RunnerError(f"no SHA256 for {offered.image_pkg} {offered.version}: "
@@ -340,7 +357,9 @@ def run_guest(image: Path, outdir: Path, probe_args: list[str], *,
         res.errors.append(f"the guest timed out after {timeout:g} s")
     elif "GUPNM-STATUS: booted" not in status:
         res.errors.append("the guest never reached user space (console.log)")
-    notes.append(f"boot to power-off {boot.seconds:.1f} s under TCG, 1 vCPU")
+    notes.append(f"boot to power-off {boot.seconds:.1f} s under TCG, 1 vCPU"
+                 + (f"; the probe started at guest uptime {res.uptime:.1f} s"
+                    if res.uptime is not None else ""))
     if not os.environ.get("GUPNM_KEEP_WORK"):
         shutil.rmtree(work, ignore_errors=True)
     return res, "qemu-tcg", notes
@@ -366,6 +385,7 @@ def summary(spec: str, res: ProbeResult, *, where: str, why: str,
             "verdicts": res.verdicts, "results": res.results,
             "cost": res.cost, "probe_exit_status": res.exit_status,
             "probe_elapsed_ms": res.elapsed_ms, "cannot_see": CANNOT_SEE,
+            "guest_uptime_at_probe": res.uptime,
             "problems": problems, "notes": notes or [],
             "seconds": round(seconds, 2),
             "files": {"probe": "probe.txt", "ktap": "ktap.txt",
