@@ -81,6 +81,7 @@
 #define CALLS_PER_PAGE	4
 
 #define MSG_BUG	"GUP-fast rejects NULL-mapping order-0 folios"
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 static struct {
 	unsigned int pages;
@@ -192,7 +193,7 @@ static int vma_flags(volatile void *addr, char *buf, size_t len)
 	FILE *f;
 
 	buf[0] = '\0';
-	f = fopen("/proc/self/smaps", "r");
+	f = fopen("/proc/self/smaps", "re");
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
@@ -777,7 +778,7 @@ static unsigned int parse_uint(const char *s, unsigned int min,
 
 static int skip_all(const char *fmt, const char *arg)
 {
-	unsigned int i, n = sizeof(producers) / sizeof(producers[0]) + 1;
+	unsigned int i, n = ARRAY_SIZE(producers) + 1;
 
 	for (i = 0; i < n; i++) {
 		test_nr++;
@@ -792,7 +793,7 @@ static int skip_all(const char *fmt, const char *arg)
 
 int main(int argc, char **argv)
 {
-	unsigned int i, nr = sizeof(producers) / sizeof(producers[0]);
+	unsigned int i, nr = ARRAY_SIZE(producers);
 	unsigned int counted = 0;
 	double t0 = now_ns();
 	int c;
