@@ -260,20 +260,22 @@ def _quote(arg: str) -> str:
     return "'" + arg.replace("'", "'\\''") + "'"
 
 
-def initramfs(workdir: Path, binary: Path, probe_args: list[str]) -> Path:
-    """busybox, the probe and an init that runs it; a newc cpio."""
+def initramfs(workdir: Path, binary: Path, probe_args: list[str], *,
+              busybox: Path | None = None, status: str = "/dev/ttyS1") -> Path:
+    """busybox (@busybox: the guest's, when not the host's), the probe and
+    an init that runs it, reporting on @status; a newc cpio."""
     from . import initramfs as ifs
     root = workdir / "probe-guest-root"
     if root.exists():
         shutil.rmtree(root)
     for d in ("bin", "proc", "sys", "dev"):
         (root / d).mkdir(parents=True)
-    shutil.copy2(ifs._busybox(), root / "bin" / "busybox")
+    shutil.copy2(busybox or ifs._busybox(), root / "bin" / "busybox")
     for applet in ("sh", "mount", "echo", "reboot", "uname"):
         (root / "bin" / applet).symlink_to("busybox")
     shutil.copy2(binary, root / "bin" / "gupnm_probe")
     (root / "init").write_text(INIT.format(
-        status="/dev/ttyS1", args=" ".join(_quote(a) for a in probe_args)))
+        status=status, args=" ".join(_quote(a) for a in probe_args)))
     (root / "init").chmod(0o755)
     return ifs._pack(root, workdir / "probe-initramfs.cpio")
 
@@ -331,19 +333,26 @@ def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
 
 def run_guest(image: Path, outdir: Path, probe_args: list[str], *,
               memory_mb: int = 512, timeout: float = 120, retries: int = 1,
-              append: str = "") -> tuple[ProbeResult, str, list[str]]:
+              append: str = "", arch: str = "amd64") -> tuple[ProbeResult, str, list[str]]:
     """Boot @image under TCG with the probe; (result, where, notes). A guest
     that died before the probe started is booted again, up to @retries
-    times, and said so."""
+    times, and said so. arm64: qemu-system-aarch64 -M virt, the probe
+    cross-built, Debian's arm64 busybox, the status port on ttyS0."""
     from . import qemu
     work = outdir / "probe-work"
     work.mkdir(parents=True, exist_ok=True)
-    initrd = initramfs(work, build(), probe_args)
+    if arch == "arm64":
+        from . import arm64
+        initrd = initramfs(work, build(arm64.selftest_cc()), probe_args,
+                           busybox=arm64.busybox(), status="/dev/ttyS0")
+    else:
+        initrd = initramfs(work, build(), probe_args)
     notes: list[str] = []
-    cmdline = f"{qemu.BASE_APPEND} quiet {append}".strip()
+    cmdline = f"{qemu.base_append(arch)} quiet {append}".strip()
     for attempt in range(retries + 1):
         boot = qemu.boot(image, initrd, outdir, accel="tcg", vcpus=1,
-                         memory_mb=memory_mb, append=cmdline, timeout=timeout)
+                         memory_mb=memory_mb, append=cmdline, timeout=timeout,
+                         arch=arch)
         status = boot.status.read_text(errors="replace")
         text = status.split("GUPNM-PROBE-BEGIN", 1)[-1] if \
             "GUPNM-PROBE-BEGIN" in status else ""
@@ -357,7 +366,7 @@ def run_guest(image: Path, outdir: Path, probe_args: list[str], *,
         res.errors.append(f"the guest timed out after {timeout:g} s")
     elif "GUPNM-STATUS: booted" not in status:
         res.errors.append("the guest never reached user space (console.log)")
-    notes.append(f"boot to power-off {boot.seconds:.1f} s under TCG, 1 vCPU"
+    notes.append(f"boot to power-off {boot.seconds:.1f} s under TCG ({arch}), 1 vCPU"
                  + (f"; the probe started at guest uptime {res.uptime:.1f} s"
                     if res.uptime is not None else ""))
     if not os.environ.get("GUPNM_KEEP_WORK"):
@@ -417,16 +426,16 @@ def cmd_run(args, outdir: Path) -> int:
         progress(f"host mode on {release}: {why}")
         res, where = run_host(outdir, probe_args)
     else:
-        if getattr(args, "arch", "amd64") != "amd64":
-            raise UsageError("--method probe boots amd64 kernels only so far")
-        release, image, source = fetch_image(args.kernel)
+        arch = getattr(args, "arch", "amd64")
+        release, image, source = fetch_image(args.kernel, arch)
         why = ("probe: --method probe" + ("" if source["headers_in_archive"]
                else " (no headers in the archive: the module cannot be built)"))
         progress(f"booting {release} with the probe (TCG)")
         res, where, notes = run_guest(image, outdir, probe_args,
                                       memory_mb=min(args.memory, 1024),
                                       timeout=args.timeout,
-                                      retries=args.retries, append=args.append)
+                                      retries=args.retries, append=args.append,
+                                      arch=arch)
     s = summary(args.kernel, res, where=where, why=why, release=release,
                 source=source, notes=notes, seconds=time.monotonic() - t0)
     write_reports(outdir, s)
