@@ -4,6 +4,7 @@
 # gupnm_probe, print the probe's output and exit with its status.
 #
 #   probe/boot-probe.sh VMLINUZ [PROBE_ARGS...]
+#   GUPNM_PROBE_REPEAT=N probe/boot-probe.sh ...   N runs in one boot
 #
 # Needs busybox-static, cpio, qemu-system-x86_64 and a static probe/gupnm_probe
 # (make -C probe). The kernel must have CONFIG_PACKET, CONFIG_PROC_PAGE_MONITOR
@@ -15,6 +16,10 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 probe=$here/gupnm_probe
 timeout_s=${GUPNM_PROBE_TIMEOUT:-120}
+repeat=${GUPNM_PROBE_REPEAT:-1}
+case $repeat in
+''|*[!0-9]*) echo "GUPNM_PROBE_REPEAT=$repeat is not a number" >&2; exit 2 ;;
+esac
 
 if [ $# -lt 1 ] || [ ! -f "$1" ]; then
 	echo "usage: $0 VMLINUZ [PROBE_ARGS...] (no kernel image at '${1:-}')" >&2
@@ -37,7 +42,7 @@ trap '[ -n "${GUPNM_PROBE_KEEP:-}" ] || rm -rf "$work"' EXIT INT TERM
 root=$work/root
 mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev"
 cp "$busybox" "$root/bin/busybox"
-for applet in sh mount cat echo reboot uname; do
+for applet in sh mount cat echo reboot uname grep; do
 	ln -s busybox "$root/bin/$applet"
 done
 cp "$probe" "$root/bin/gupnm_probe"
@@ -56,7 +61,15 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 echo "GUPNM-PROBE-BEGIN"
 echo "# kernel: \$(uname -r)"
 /bin/gupnm_probe$args
-echo "GUPNM-PROBE-EXIT: \$?"
+rc=\$?
+# GUPNM_PROBE_REPEAT=N: N-1 more runs, one line each (flakiness check).
+i=1
+while [ "\$i" -lt $repeat ]; do
+	i=\$((i + 1))
+	/bin/gupnm_probe$args >/tmp.out 2>&1
+	echo "GUPNM-PROBE-RUN: \$i exit \$? \$(grep -c '^not ok' /tmp.out) not ok"
+done
+echo "GUPNM-PROBE-EXIT: \$rc"
 reboot -f
 EOF
 chmod 755 "$root/init"
