@@ -12,7 +12,9 @@ and /proc/kpageflags shows whether the slow path dirtied them.
                                                a Debian image booted under
                                                QEMU with the probe only: no
                                                headers needed, image package
-                                               only
+                                               only (--arch arm64 too)
+  gupnm-run run --kernel image:VMLINUZ --method probe
+                                               an image of your own
 Reports in the results folder: probe.txt (the probe's KTAP), ktap.txt (the
 same), probe-summary.json (method, why, verdict per producer, cost figure,
 exit code); runner exit codes as for the module (0 pass, 1 fail, 3 the probe
@@ -296,8 +298,8 @@ def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
     from . import apt, debian
     kind, _, rest = spec.partition(":")
     if kind != "debian" or not rest:
-        raise UsageError(f"--method probe boots debian:SPEC kernels (or use "
-                         f"--kernel host), not '{spec}'")
+        raise UsageError(f"--method probe boots debian:SPEC and image:KERNEL "
+                         f"kernels (or use --kernel host), not '{spec}'")
     offered = select_any(rest, debian.catalogue(arch), arch)
     sha = apt.field(offered.image_pkg, offered.version, "SHA256", arch)
     if not sha:
@@ -329,6 +331,21 @@ def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
             return rel, image, source
     raise RunnerError(f"no vmlinuz in {offered.image_pkg} {offered.version} "
                       f"(unpacked in {root}); remove it and retry")
+
+
+def image_of(spec: str, arch: str = "amd64") -> Path:
+    """The kernel image of image:KERNEL[:DIR] (DIR, headers or a module
+    tree, is not needed by the probe); UsageError when it is unusable."""
+    parts = spec.split(":")
+    image = Path(parts[1]) if len(parts) in (2, 3) and parts[1] else None
+    if image is None:
+        raise UsageError(f"'{spec}': use image:KERNEL (or image:KERNEL:DIR)")
+    if not image.is_file():
+        raise UsageError(f"kernel image {image} does not exist")
+    if arch == "amd64":
+        from . import vmlinux
+        vmlinux.check_kernel(image)
+    return image
 
 
 def run_guest(image: Path, outdir: Path, probe_args: list[str], *,
@@ -427,15 +444,22 @@ def cmd_run(args, outdir: Path) -> int:
         res, where = run_host(outdir, probe_args)
     else:
         arch = getattr(args, "arch", "amd64")
-        release, image, source = fetch_image(args.kernel, arch)
-        why = ("probe: --method probe" + ("" if source["headers_in_archive"]
-               else " (no headers in the archive: the module cannot be built)"))
+        if args.kernel.startswith("image:"):
+            image = image_of(args.kernel, arch)
+            release, source = None, {"kind": "image", "image": str(image)}
+            why = "probe: --method probe (an image of your own; no headers used)"
+        else:
+            release, image, source = fetch_image(args.kernel, arch)
+            why = ("probe: --method probe" + ("" if source["headers_in_archive"]
+                   else " (no headers in the archive: the module cannot be built)"))
         progress(f"booting {release} with the probe (TCG)")
         res, where, notes = run_guest(image, outdir, probe_args,
                                       memory_mb=min(args.memory, 1024),
                                       timeout=args.timeout,
                                       retries=args.retries, append=args.append,
                                       arch=arch)
+    if release is None:                 # image: the kernel says which it is
+        release = res.kernel or "unknown"
     s = summary(args.kernel, res, where=where, why=why, release=release,
                 source=source, notes=notes, seconds=time.monotonic() - t0)
     write_reports(outdir, s)

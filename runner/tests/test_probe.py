@@ -245,6 +245,22 @@ class Guest(unittest.TestCase):
         self.assertIs(got, offers[0])
         self.assertFalse(got.headers)
 
+    def test_image_specs(self):
+        with self.assertRaises(probe.UsageError):
+            probe.image_of("image:")
+        with self.assertRaises(probe.UsageError):
+            probe.image_of("image:/nonexistent/vmlinuz")
+        with self.assertRaises(probe.UsageError):      # not a kernel
+            probe.image_of(f"image:{__file__}")
+        d = Path(tempfile.mkdtemp())
+        self.addCleanup(lambda: __import__("shutil").rmtree(d))
+        img = d / "vmlinuz"
+        img.write_bytes(b"\0" * 0x202 + b"HdrS" + b"\0" * 16)
+        self.assertEqual(probe.image_of(f"image:{img}"), img)
+        self.assertEqual(probe.image_of(f"image:{img}:{d}"), img)   # DIR unused
+        self.assertEqual(probe.image_of(f"image:{__file__}", "arm64"),
+                         Path(__file__))       # not checked for arm64
+
     def test_only_debian_specs_boot_with_the_probe(self):
         with self.assertRaises(probe.UsageError):
             probe.fetch_image("source:debian-6.12:nofix")
