@@ -50,6 +50,8 @@ _VERDICT = re.compile(r"^# verdict (\S+): (\d+)/(\d+) pages via the slow path")
 _COST = re.compile(r"^# cost (\S+): FUTEX_WAKE (\d+) ns/call vs control (\d+) "
                    r"ns/call: ratio ([\d.]+) \(median of (\d+) .*quartiles "
                    r"([\d.]+)-([\d.]+)")
+_WITNESS = re.compile(r"^# (\S+) witness: MADV_POPULATE_WRITE \(slow path\) "
+                      r"dirtied (\d+)/(\d+) clean pages")
 _KERNEL = re.compile(r"^# kernel: (\S+)")
 _UPTIME = re.compile(r"^# uptime: ([\d.]+)")
 _ELAPSED = re.compile(r"^# (\d+) producer\(s\) gave a verdict; (\d+) ms")
@@ -63,6 +65,8 @@ class ProbeResult:
     plan: int | None = None
     results: list[dict] = field(default_factory=list)   # name, status, reason
     verdicts: dict = field(default_factory=dict)        # name -> slow, pages
+    # name -> dirtied, pages: the slow path's witness check on this kernel
+    witness: dict = field(default_factory=dict)
     cost: dict | None = None
     kernel: str | None = None
     uptime: float | None = None     # guest uptime (s) when the probe started
@@ -103,6 +107,9 @@ def parse(text: str, exit_status: int | None = None) -> ProbeResult:
                         "control_ns_per_call": int(m.group(3)),
                         "ratio": float(m.group(4)), "rounds": int(m.group(5)),
                         "ratio_quartiles": [float(m.group(6)), float(m.group(7))]}
+        elif m := _WITNESS.match(line):
+            res.witness[m.group(1)] = {"dirtied": int(m.group(2)),
+                                       "pages": int(m.group(3))}
         elif m := _KERNEL.match(line):
             res.kernel = m.group(1)
         elif m := _UPTIME.match(line):
@@ -124,6 +131,11 @@ def parse(text: str, exit_status: int | None = None) -> ProbeResult:
         if r["status"] != "skip" and r["name"] in PRODUCERS and \
                 r["name"] not in res.verdicts and r["status"] == "pass":
             res.errors.append(f"{r['name']} passed without a verdict line")
+    for name, v in res.verdicts.items():
+        w = res.witness.get(name)
+        if not v["slow"] and w and w["dirtied"] < w["pages"]:
+            res.errors.append(f"{name}: a GUP-fast verdict although the "
+                              "witness did not hold")
     failed = any(r["status"] == "fail" for r in res.results)
     if res.exit_status is not None and not res.errors:
         if failed != (res.exit_status == 1):
@@ -408,7 +420,8 @@ def summary(spec: str, res: ProbeResult, *, where: str, why: str,
             "outcome": {EXIT_PASS: "pass", EXIT_FAIL: "fail",
                         EXIT_SKIP: "skip"}.get(code, "error"),
             "bug_present": res.bug_present, "verdict": verdict_line(res),
-            "verdicts": res.verdicts, "results": res.results,
+            "verdicts": res.verdicts, "witness": res.witness,
+            "results": res.results,
             "cost": res.cost, "probe_exit_status": res.exit_status,
             "probe_elapsed_ms": res.elapsed_ms, "cannot_see": CANNOT_SEE,
             "guest_uptime_at_probe": res.uptime,

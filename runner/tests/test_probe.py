@@ -56,6 +56,27 @@ class ParseRealOutputs(unittest.TestCase):
                 self.assertLess(res.cost["ratio"], 1.2)
                 self.assertTrue(probe.verdict_line(res).startswith("no bug"))
 
+    def test_the_witness_held_wherever_it_was_checked(self):
+        # Outputs of the probe since it checks the witness (6.12.117 and
+        # the 7.1.13 runner output predate it: no witness lines).
+        for name in ("host-6.18.44.txt", "debian-6.1.0-57.txt",
+                     "debian-6.12.118.txt", "debian-7.3.4.txt"):
+            with self.subTest(name=name):
+                res = load(name, 0)
+                self.assertEqual(set(res.witness), PRODUCERS_WITH_VERDICT)
+                for w in res.witness.values():
+                    self.assertEqual(w["dirtied"], w["pages"])
+        self.assertEqual(load("debian-6.12.117.txt").witness, {})
+
+    def test_fast_verdict_with_a_broken_witness_is_an_error(self):
+        text = (DATA / "debian-7.3.4.txt").read_text().replace(
+            "packet_tx_ring witness: MADV_POPULATE_WRITE (slow path) dirtied 16/16",
+            "packet_tx_ring witness: MADV_POPULATE_WRITE (slow path) dirtied 3/16")
+        res = probe.parse(text)
+        self.assertIn("packet_tx_ring: a GUP-fast verdict although the witness "
+                      "did not hold", res.errors)
+        self.assertEqual(probe.exit_code(res), probe.EXIT_INFRA)
+
     def test_cost_figure(self):
         res = load("debian-6.12.118.txt")
         self.assertEqual(res.cost["producer"], "packet_tx_ring")
