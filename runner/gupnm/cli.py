@@ -786,6 +786,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="only entries last changed more than DAYS days ago")
     p.set_defaults(func=cmd_cache)
     survey.add_parsers(sub, _vm_args, run_one)
+    probe.add_parsers(sub)
     args = parser.parse_args(_join_test_args(list(sys.argv[1:] if argv is None else argv)))
     old = {}
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -490,3 +490,108 @@ def cmd_run(args, outdir: Path) -> int:
     if getattr(args, "json", False):
         print(json.dumps(s, indent=2, sort_keys=True))
     return s["exit_code"]
+
+
+# --- every Debian kernel: probe-survey ---------------------------------------
+
+def expected_bug(series: str) -> bool | None:
+    """What a Debian kernel of @series carries, as far as known here:
+    f002882ca369 is in v6.10 and later, its fix c494788faffe in 7.3 (Debian's
+    linux-source-7.3 has it, 6.12.117/118 do not; no stable backport seen).
+    None: nothing known (a series newer than 7.3 would need looking at)."""
+    major, minor = (int(x) for x in series.split(".")[:2])
+    if (major, minor) < (6, 10):
+        return False
+    if (major, minor) < (7, 3):
+        return True
+    return False if (major, minor) == (7, 3) else None
+
+
+def survey_rows(offers: list, run_one, *, headerless_only: bool = False) -> list[dict]:
+    """One row per kernel: @run_one(offered) -> ProbeResult (or raises
+    RunnerError: the row says what went wrong, the survey goes on)."""
+    rows = []
+    for o in offers:
+        if headerless_only and o.headers:
+            continue
+        t0 = time.monotonic()
+        row = {"release": o.release, "arch": o.arch, "headers": o.headers,
+               "method": METHOD, "expected_bug": expected_bug(o.series)}
+        try:
+            res = run_one(o)
+            row.update(bug_present=res.bug_present, exit_code=exit_code(res),
+                       ratio=res.cost["ratio"] if res.cost else None,
+                       errors=res.errors)
+        except RunnerError as err:
+            row.update(bug_present=None, exit_code=EXIT_INFRA, ratio=None,
+                       errors=[str(err)])
+        row["seconds"] = round(time.monotonic() - t0, 1)
+        row["agrees"] = (None if row["bug_present"] is None or
+                         row["expected_bug"] is None else
+                         row["bug_present"] == row["expected_bug"])
+        rows.append(row)
+    return rows
+
+
+def format_rows(rows: list[dict]) -> str:
+    def word(v):
+        return {True: "bug", False: "no bug", None: "-"}[v]
+    lines = [f"{'release':28} {'headers':7} {'method':6} {'verdict':8} "
+             f"{'expected':8} {'ratio':>5}  note"]
+    for r in rows:
+        note = ("MISMATCH" if r["agrees"] is False else
+                "; ".join(r["errors"])[:60])
+        ratio = f"{r['ratio']:.2f}" if r["ratio"] is not None else "-"
+        lines.append(f"{r['release']:28} {'yes' if r['headers'] else 'no':7} "
+                     f"{r['method']:6} {word(r['bug_present']):8} "
+                     f"{word(r['expected_bug']):8} {ratio:>5}  {note}")
+    return "\n".join(lines)
+
+
+def cmd_survey(args) -> int:
+    """The probe on every Debian kernel of --arch (or only those without
+    headers): a verdict per row, the method named, compared with what the
+    kernel is known to carry. Exit 0 when every row has a verdict that
+    matches, 1 on a mismatch, 3 when a row has no verdict."""
+    from . import debian
+    offers = [o for o in debian.catalogue(args.arch)
+              if o.flavour == debian.DEFAULT_FLAVOUR[args.arch]
+              and (not args.series or o.series in args.series.split(","))]
+    outdir = Path(args.results) if args.results else \
+        REPO / "results" / f"probe-survey-{args.arch}-{time.strftime('%Y%m%d-%H%M%S')}"
+    outdir.mkdir(parents=True, exist_ok=True)
+
+    def one(o):
+        rel = o.release
+        _, image, _ = fetch_image(f"debian:{rel}", args.arch)
+        sub = outdir / rel
+        sub.mkdir(exist_ok=True)
+        progress(f"{rel}: booting with the probe")
+        res, _, _ = run_guest(image, sub, [], timeout=args.timeout,
+                              arch=args.arch)
+        return res
+
+    rows = survey_rows(offers, one, headerless_only=args.headerless)
+    (outdir / "probe-survey.json").write_text(json.dumps(rows, indent=2) + "\n")
+    table = format_rows(rows)
+    (outdir / "probe-survey.txt").write_text(table + "\n")
+    print(table)
+    print(f"{len(rows)} kernels; results in {outdir}")
+    if any(r["agrees"] is False for r in rows):
+        return EXIT_FAIL
+    if any(r["bug_present"] is None for r in rows):
+        return EXIT_INFRA
+    return EXIT_PASS
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("probe-survey", help="the module-free probe on every "
+                       "Debian kernel (or those without headers)")
+    p.add_argument("--arch", choices=("amd64", "arm64"), default="amd64")
+    p.add_argument("--headerless", action="store_true",
+                   help="only kernels whose headers left the archive")
+    p.add_argument("--series", default="", metavar="S,..",
+                   help="only these series, e.g. 6.19,7.0")
+    p.add_argument("--timeout", type=float, default=120, metavar="S")
+    p.add_argument("--results", default=None, metavar="DIR")
+    p.set_defaults(func=cmd_survey)
