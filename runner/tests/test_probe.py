@@ -238,6 +238,43 @@ class RunHost(unittest.TestCase):
         self.assertTrue(any("not 7.3.4" in p for p in s["problems"]))
 
 
+class Survey(unittest.TestCase):
+
+    def test_expected_bug_by_series(self):
+        self.assertIs(probe.expected_bug("6.1"), False)
+        self.assertIs(probe.expected_bug("6.9"), False)
+        self.assertIs(probe.expected_bug("6.10"), True)
+        self.assertIs(probe.expected_bug("6.12"), True)
+        self.assertIs(probe.expected_bug("7.2"), True)
+        self.assertIs(probe.expected_bug("7.3"), False)
+        self.assertIsNone(probe.expected_bug("7.4"))
+
+    def test_rows_and_mismatches(self):
+        from gupnm import debian
+        offers = [debian.Offered(rel, "amd64", "linux-binary-" + rel, "1",
+                                 ["sid"], "binary", hdr)
+                  for rel, hdr in (("6.19.6+deb13-amd64", False),
+                                   ("7.3.4+deb13-amd64", True),
+                                   ("7.2.13+deb14-amd64", True))]
+        fixed = load("debian-7.3.4.txt")
+        bug = load("debian-6.12.118.txt")
+
+        def one(o):
+            if o.release.startswith("7.2"):
+                raise probe.RunnerError("download failed")
+            return fixed if o.release.startswith("6.19") else fixed
+
+        rows = probe.survey_rows(offers, one)
+        self.assertEqual([r["agrees"] for r in rows], [False, True, None])
+        self.assertEqual(rows[2]["exit_code"], probe.EXIT_INFRA)
+        self.assertIn("download failed", rows[2]["errors"][0])
+        self.assertIn("MISMATCH", probe.format_rows(rows))
+        rows = probe.survey_rows(offers, lambda o: bug, headerless_only=True)
+        self.assertEqual(len(rows), 1)
+        self.assertIs(rows[0]["agrees"], True)
+        self.assertEqual(rows[0]["method"], "probe")
+
+
 class Guest(unittest.TestCase):
 
     def test_init_quotes_the_probe_arguments(self):
@@ -281,6 +318,38 @@ class Guest(unittest.TestCase):
         self.assertEqual(probe.image_of(f"image:{img}:{d}"), img)   # DIR unused
         self.assertEqual(probe.image_of(f"image:{__file__}", "arm64"),
                          Path(__file__))       # not checked for arm64
+
+    def deb(self, files):
+        d = Path(tempfile.mkdtemp())
+        self.addCleanup(lambda: __import__("shutil").rmtree(d))
+        root = d / "pkg"
+        (root / "DEBIAN").mkdir(parents=True)
+        (root / "DEBIAN/control").write_text(
+            "Package: fake\nVersion: 1\nArchitecture: all\n"
+            "Maintainer: t <t@t>\nDescription: t\n")
+        for name, text in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        import subprocess
+        subprocess.run(["dpkg-deb", "-b", "--root-owner-group", str(root),
+                        str(d / "fake.deb")], check=True, capture_output=True)
+        return d / "fake.deb", d
+
+    def test_only_the_image_comes_out_of_the_package(self):
+        for image in ("boot/vmlinuz-9.9.9", "usr/lib/modules/9.9.9/vmlinuz"):
+            with self.subTest(image=image):
+                deb, d = self.deb({image: "kernel",
+                                   "lib/modules/9.9.9/kernel/x.ko": "module"})
+                out = d / "out"
+                out.mkdir()
+                probe._extract_image(deb, out, "9.9.9")
+                self.assertEqual((out / image).read_text(), "kernel")
+                self.assertFalse((out / "lib").exists())
+
+    def test_a_package_without_the_image(self):
+        deb, d = self.deb({"boot/vmlinuz-1.0.0": "another kernel"})
+        with self.assertRaises(probe.RunnerError):
+            probe._extract_image(deb, d, "9.9.9")
 
     def test_only_debian_specs_boot_with_the_probe(self):
         with self.assertRaises(probe.UsageError):
