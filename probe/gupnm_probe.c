@@ -743,10 +743,12 @@ static int run_producer(const struct producer *p, bool *counted)
 	struct mapping m = { 0 }, ctl = { 0 };
 	unsigned int tries;
 	char why[400] = "";
+	double t0;
 	struct outcome o;
 	int ret = 0;
 
 	msg("[RUN] %s: %s\n", p->name, p->what);
+	t0 = now_ns();
 	*counted = false;
 	ret = check_witness(p, why, sizeof(why));
 	for (tries = 1; !ret && tries <= MAX_TRIES; tries++) {
@@ -799,6 +801,7 @@ static int run_producer(const struct producer *p, bool *counted)
 out:
 	unmap_all(&m);
 	unmap_all(&ctl);
+	msg("%s: %.0f ms\n", p->name, (now_ns() - t0) / 1e6);
 	return ret;
 }
 
