@@ -290,6 +290,15 @@ static int map_packet(struct mapping *m, char *why, size_t len)
 	int ver = TPACKET_V2, ret;
 	void *p;
 
+	/*
+	 * af_packet present, built in or already loaded: /proc/net/packet. A
+	 * socket() without it would make the kernel load af_packet.ko, and
+	 * the probe loads no module.
+	 */
+	if (access("/proc/net/packet", F_OK)) {
+		snprintf(why, len, "no /proc/net/packet: af_packet is neither built in nor loaded (CONFIG_PACKET off, or =m: the probe loads no module; modprobe af_packet first)");
+		return KSFT_SKIP;
+	}
 	/* Protocol 0: the socket receives nothing, nothing writes the ring. */
 	ret = add_fd(m, socket(AF_PACKET, SOCK_RAW, 0));
 	if (ret == -EAFNOSUPPORT || ret == -ENOSYS) {
