@@ -88,7 +88,8 @@ class ParseRealOutputs(unittest.TestCase):
 
     def test_every_skip_is_a_skip_with_its_reason(self):
         for name, why in (("host-nonroot.txt", "not root"),
-                          ("source-6.12-nofix-tinyconfig.txt", "af_packet is neither built in nor loaded")):
+                          ("source-6.12-nofix-tinyconfig.txt",
+                           "af_packet is neither built in nor loaded")):
             with self.subTest(name=name):
                 res = load(name, 4)
                 self.assertEqual(res.errors, [])
