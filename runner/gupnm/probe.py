@@ -270,6 +270,9 @@ reboot -f
 """
 
 
+GUEST_APPEND = "quiet mitigations=off"
+
+
 def _quote(arg: str) -> str:
     return "'" + arg.replace("'", "'\\''") + "'"
 
@@ -406,7 +409,10 @@ def run_guest(image: Path, outdir: Path, probe_args: list[str], *,
     else:
         initrd = initramfs(work, build(), probe_args)
     notes: list[str] = []
-    cmdline = f"{qemu.base_append(arch)} quiet {append}".strip()
+    # mitigations=off: about 1 s less boot under TCG (guest uptime at the
+    # probe 4.3 -> 3.2 s on 7.3.4); it changes no GUP path, and the cost
+    # figure compares two backings within the same boot.
+    cmdline = f"{qemu.base_append(arch)} {GUEST_APPEND} {append}".strip()
     for attempt in range(retries + 1):
         boot = qemu.boot(image, initrd, outdir, accel="tcg", vcpus=1,
                          memory_mb=memory_mb, append=cmdline, timeout=timeout,
@@ -424,6 +430,7 @@ def run_guest(image: Path, outdir: Path, probe_args: list[str], *,
         res.errors.append(f"the guest timed out after {timeout:g} s")
     elif "GUPNM-STATUS: booted" not in status:
         res.errors.append("the guest never reached user space (console.log)")
+    notes.append(f"kernel command line: {cmdline}")
     notes.append(f"boot to power-off {boot.seconds:.1f} s under TCG ({arch}), 1 vCPU"
                  + (f"; the probe started at guest uptime {res.uptime:.1f} s"
                     if res.uptime is not None else ""))
