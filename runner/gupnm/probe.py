@@ -528,6 +528,33 @@ def cmd_run(args, outdir: Path) -> int:
     return s["exit_code"]
 
 
+# --- module and probe on the same kernel --------------------------------------
+
+def agreement(module: dict, probe_summary: dict) -> dict:
+    """Do the module's run (summary.json) and the probe's (probe-summary.json)
+    on one kernel say the same? agree: True, False, or None when either has
+    no verdict or the module's finding is one the probe cannot see (a
+    long-term writable pin through GUP-fast, secretmem exposure)."""
+    rel_m = (module.get("kernel") or {}).get("release")
+    rel_p = probe_summary.get("kernel_release")
+    out = {"release": rel_m, "module": module.get("diagnosis"),
+           "probe_bug": probe_summary.get("bug_present"), "agree": None}
+    if rel_m != rel_p:
+        out["why"] = f"not the same kernel: module on {rel_m}, probe on {rel_p}"
+        return out
+    diag, bug = module.get("diagnosis"), probe_summary.get("bug_present")
+    if bug is None or diag not in ("regression", "pass", "wrongfix", "secretmem"):
+        out["why"] = "no verdict from " + ("the probe" if bug is None else "the module")
+        return out
+    if diag in ("wrongfix", "secretmem"):
+        out["why"] = (f"the module found '{diag}', which the probe cannot see; "
+                      f"the probe says {'bug' if bug else 'no bug'}")
+        return out
+    out["agree"] = (diag == "regression") == bug
+    out["why"] = (f"module: {diag}; probe: {'bug' if bug else 'no bug'}")
+    return out
+
+
 # --- every Debian kernel: probe-survey ---------------------------------------
 
 def expected_bug(series: str) -> bool | None:

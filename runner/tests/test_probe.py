@@ -276,6 +276,29 @@ class Survey(unittest.TestCase):
         self.assertEqual(rows[0]["method"], "probe")
 
 
+class Agreement(unittest.TestCase):
+
+    def sums(self, diag, bug, rel_m="6.12.117+deb12-amd64", rel_p=None):
+        return ({"kernel": {"release": rel_m}, "diagnosis": diag},
+                {"kernel_release": rel_p or rel_m, "bug_present": bug})
+
+    def test_cases(self):
+        cases = (("regression", True, True), ("pass", False, True),
+                 ("regression", False, False), ("pass", True, False),
+                 ("wrongfix", False, None), ("secretmem", True, None),
+                 ("skip", True, None), ("regression", None, None))
+        for diag, bug, want in cases:
+            with self.subTest(diag=diag, bug=bug):
+                got = probe.agreement(*self.sums(diag, bug))
+                self.assertIs(got["agree"], want)
+                self.assertTrue(got["why"])
+
+    def test_other_kernel(self):
+        got = probe.agreement(*self.sums("pass", False, rel_p="7.3.4+deb13-amd64"))
+        self.assertIsNone(got["agree"])
+        self.assertIn("not the same kernel", got["why"])
+
+
 class Guest(unittest.TestCase):
 
     def test_init_quotes_the_probe_arguments(self):
