@@ -794,6 +794,9 @@ static int run_producer(const struct producer *p, bool *counted)
 		    p->name, o.reached, o.unref);
 		goto out;
 	}
+	if (!o.unref)
+		msg("%s: every page was referenced before the trigger: whether FUTEX_WAKE reached them is not checked\n",
+		    p->name);
 	*counted = true;
 	if (p->cost)
 		cost(p->name, &m, &ctl);
