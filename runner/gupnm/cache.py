@@ -28,7 +28,7 @@ from .host import REPO, UsageError, cache_dir
 
 GROUPS = {
     "kernels": ("debian", "kernels", "modules", "vmlinux", "selftest",
-                "kselftest", "stress", "series", "tmp"),
+                "kselftest", "stress", "series", "tmp", "probe", "debian-image"),
     "sources": ("debs", "src", "apt"),
     "ccache": ("ccache",),
     "chroots": ("chroots",),

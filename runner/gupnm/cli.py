@@ -30,6 +30,7 @@ from pathlib import Path
 from . import (arm64, cache, command, console, figures, kconfig, kernels,
                kselftest_build, qemu, results, source, stats, survey, tap, testargs,
                vmlinux, vmrun)
+from . import probe  # issue 19: the module-free probe
 from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
 
 # Debian 12 (bookworm) hosts build its 6.12 module with their own gcc-12:
@@ -403,6 +404,8 @@ def bench_report(s: dict) -> str:
 
 def cmd_run(args) -> int:
     spec = args.kernel
+    if spec == "host" or getattr(args, "method", "module") == "probe":
+        return probe.cmd_run(args, _results_dir(args, spec))
     check_input(spec, args)                  # bad input: exit 2, nothing made
     started = datetime.now(timezone.utc)
     outdir = _results_dir(args, spec)
@@ -770,7 +773,12 @@ def main(argv: list[str] | None = None) -> int:
                        description=kernels.__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kernel", default=DEFAULT_KERNEL, metavar="SPEC",
-                   help=f"kernel to test (default {DEFAULT_KERNEL})")
+                   help=f"kernel to test (default {DEFAULT_KERNEL}); 'host': "
+                   "the running kernel, no QEMU, with the module-free probe")
+    p.add_argument("--method", choices=("module", "probe"), default="module",
+                   help="module: the test module and selftest (default); "
+                   "probe: the module-free probe (probe/), no headers needed "
+                   "(runner/gupnm/probe.py)")
     _vm_args(p)
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("compare", help="benchmark two kernels side by side",
@@ -797,6 +805,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="only entries last changed more than DAYS days ago")
     p.set_defaults(func=cmd_cache)
     survey.add_parsers(sub, _vm_args, run_one)
+    probe.add_parsers(sub)
     args = parser.parse_args(_join_test_args(list(sys.argv[1:] if argv is None else argv)))
     old = {}
     for sig in (signal.SIGINT, signal.SIGTERM):
