@@ -23,6 +23,7 @@ from pathlib import Path
 from . import chroot, contract, debian, matrix, numa, source
 from . import arm64_checks  # issue 13: make check-arm64
 from . import kselftest_checks  # issue 11: kselftest paths, LAVA
+from . import probe_checks  # issue 19: the module-free probe
 from .host import REPO, RunnerError, cache_dir, ensure_tools, progress
 
 
@@ -415,12 +416,15 @@ def main(argv: list[str] | None = None) -> int:
             check_module_builds(t)
             for name, base in bases.items():
                 check_series(t, name, base)
+            probe_checks.host_checks(t)
             # --- issue 11: LAVA job files (runner/gupnm/kselftest_checks.py) ---
             kselftest_checks.host_checks(t)
             # --- end of issue 11 ---
         if not args.host_only:
             progress("VM matrix")
-            matrix.run_matrix(t)
+            module_runs = matrix.run_matrix(t)
+            progress("the module-free probe on the matrix's Debian kernels")
+            probe_checks.vm_checks(t, module_runs)
             progress(f"NUMA pressure, {NUMA_SHORT_RUNS} runs per kernel "
                      "(make check-numa: 200)")
             numa.check(t, NUMA_SHORT_RUNS)

@@ -241,24 +241,27 @@ def boot(t, label: str, spec: str, args, outdir: Path, run_one):
     return out
 
 
-def _run(t, matrix, config: str, test_args: str) -> None:
-    """Run each kernel once; non-empty @test_args run the binary directly."""
+def _run(t, matrix, config: str, test_args: str) -> dict[str, dict]:
+    """Run each kernel once; the summaries by spec."""
     from .cli import run_one                    # cli imports checks' peers
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     base = REPO / "results" / f"check-{config}-{stamp}"
+    summaries = {}
     for spec, expect in matrix:
         label = f"vm {spec}{' (debug)' if config == 'debug' else ''}"
         out = boot(t, label, spec, _args(config, test_args),
                    base / spec.replace(":", "_"), run_one)
         if out is None:
             continue
+        summaries[spec] = out.summary
         for name, ok, detail in assertions(out.summary, out.tap_text, expect,
                                            debug=config == "debug"):
             t.record(f"{label}: {name}", ok, detail)
+    return summaries
 
 
-def run_matrix(t) -> None:
-    _run(t, MATRIX, "default", "")
+def run_matrix(t) -> dict[str, dict]:
+    return _run(t, MATRIX, "default", "")
 
 
 def run_debug(t) -> None:
