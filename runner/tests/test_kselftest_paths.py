@@ -50,3 +50,21 @@ class Paths(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GupTestCategoryTest(unittest.TestCase):
+    """The real three paths of the gup_test category on the upstream
+    series' 7.3 kernel: upstream's gup_longterm gives result names that
+    collide once flattened; only gup_null_mapping's are judged."""
+
+    def test_real_paths_judge_our_results_only(self):
+        text = (Path(__file__).parent / 'data/kselftest/paths-v2-7.3.txt').read_text()
+        paths = kselftest_paths.split_paths(text)
+        self.assertEqual(sorted(paths), ['install', 'run_tests', 'tarball'])
+        for p in paths.values():
+            self.assertTrue(kselftest_paths.tapflat.duplicates(p.flat))
+            ours = kselftest_paths.own_results(p.flat)
+            self.assertEqual(len(ours), 13)
+            self.assertFalse(kselftest_paths.tapflat.duplicates(ours))
+            self.assertEqual(kselftest_paths.verdict_problems(
+                p, 'mm:ksft_gup_test.sh', bug=False), [])
