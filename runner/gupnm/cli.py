@@ -1,6 +1,6 @@
 """gupnm: boot a kernel in QEMU, run gup_null_mapping, report verdict and cost.
 
-  gupnm run [--kernel SPEC] ...        one kernel (default debian:6.12)
+  gupnm run [--kernel SPEC] ...        one kernel (default debian:bookworm-security)
   gupnm compare [--a SPEC] [--b SPEC]  the benchmark on two kernels, and a plot
   gupnm parse FILE                     verdict of a saved console log or TAP
   gupnm cache [--clean GROUP ...]      what the cache holds; clean it

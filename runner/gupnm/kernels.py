@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import chroot, debian, source, vmlinux
+from . import apt, chroot, debian, source, vmlinux
 from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
@@ -242,10 +242,7 @@ def _linux_source_deb(series: str) -> Path:
     debs = cache_dir() / "debs"
     debs.mkdir(parents=True, exist_ok=True)
     with locked(cache_dir() / "locks" / f"{pkg}-deb.lock"):
-        policy = subprocess.run(["apt-cache", "policy", pkg], capture_output=True,
-                                text=True).stdout
-        m = re.search(r"Candidate: (\S+)", policy)
-        version = m.group(1) if m and m.group(1) != "(none)" else None
+        version = apt.host_candidate(pkg, debs)
         if version:
             file = debs / f"{pkg}_{version.replace(':', '%3a')}_all.deb"
             if file.exists():

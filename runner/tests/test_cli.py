@@ -89,6 +89,12 @@ class ArgumentErrorTest(unittest.TestCase):
         rc, out, _ = call(['run', '--help'])
         self.assertEqual(rc, ('exit', 0))
         self.assertIn('debian:SERIES|RELEASE', out)     # kernels' doc: the spec forms
+        self.assertIn(f'(default {cli.DEFAULT_KERNEL})', out)
+
+    def test_top_help_names_the_real_default(self):
+        rc, out, _ = call(['--help'])
+        self.assertEqual(rc, ('exit', 0))
+        self.assertIn(f'one kernel (default {cli.DEFAULT_KERNEL})', out)
 
     # Regression test (fixed bug): cli.py _vm_args: --retries is type=int, so -1 is accepted, and
     # vmrun.run() then boots zero times and crashes with UnboundLocalError
