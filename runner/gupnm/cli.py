@@ -13,6 +13,7 @@ run; 4 the whole test skipped; 130 interrupted (SIGINT; 143 SIGTERM).
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import platform
@@ -62,7 +63,7 @@ def _vm_args(p: argparse.ArgumentParser) -> None:
                    help="arguments of gup_null_mapping, one word even when it "
                    "starts with '-': --test-args -B, --test-args '-p 512 -r 5 1 2' "
                    "(checked on the host by the test's own rules)")
-    p.add_argument("--results", type=Path, default=None, metavar="DIR",
+    p.add_argument("--results", type=_results_arg, default=None, metavar="DIR",
                    help="results directory, new or empty (default "
                    "results/<time>-<kernel>-<n>, unique per run)")
     p.add_argument("--json", action="store_true",
@@ -88,6 +89,32 @@ def _positive(text: str) -> int:
     return value
 
 
+def _results_arg(text: str) -> Path:
+    """--results DIR: a path to a folder; an empty word (an unset CI
+    variable) would put every file of the run in the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "an empty path would put the run's files in the current folder: "
+            "name a directory, or leave --results out for results/<time>-...")
+    if _control(text):
+        raise argparse.ArgumentTypeError(f"{shown(text)} holds a control "
+                                         "character: name a plain directory")
+    return Path(text)
+
+
+def _control(text: str) -> bool:
+    return any(ord(c) < 32 or ord(c) == 127 for c in text)
+
+
+def shown(text: str) -> str:
+    """@text for a one-line message: quoted, control characters escaped
+    and a very long value cut in the middle."""
+    quoted = repr(text) if _control(text) else f"'{text}'"
+    if len(quoted) <= 120:
+        return quoted
+    return f"{quoted[:60]}...{quoted[-40:]} ({len(text)} characters)"
+
+
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -105,6 +132,11 @@ def _options(args) -> vmrun.VmOptions:
                            retries=args.retries,
                            kmemleak=args.config == "debug",
                            stress=getattr(args, "stress", None))
+
+
+# Characters of the kernel spec in a default results folder's name: a very
+# long spec must not make the name too long for the filesystem.
+SLUG_MAX = 64
 
 
 def _results_dir(args, spec: str) -> Path:
@@ -128,7 +160,7 @@ def _results_dir(args, spec: str) -> Path:
     try:
         base.mkdir(parents=True, exist_ok=True)
         for n in range(1, 1000):
-            path = base / f"{stamp}-{vmrun._slug(spec)}-{n}"
+            path = base / f"{stamp}-{vmrun._slug(spec)[:SLUG_MAX]}-{n}"
             try:
                 path.mkdir()            # atomic: two runs never share a folder
                 return path
@@ -143,6 +175,7 @@ def _results_dir(args, spec: str) -> Path:
 def check_input(spec: str, args) -> None:
     """Everything about the input that can be checked before anything is
     fetched or booted; UsageError (exit 2) says what is wrong."""
+    _one_line_values(spec, args)
     kind, parts = kernels.parse_spec(spec)
     variant = getattr(args, "config", "default")
     if variant != "default" and kind != "source":
@@ -167,6 +200,18 @@ def check_input(spec: str, args) -> None:
                              "and --stress")
         command.check_memory(command.needs(command.parse(args.command)),
                              args.memory)
+
+
+def _one_line_values(spec: str, args) -> None:
+    """UsageError for a spec or option holding a newline or another control
+    character (a copy-paste accident): the error names it on one line."""
+    values = [("kernel spec", spec)] + [
+        (f"--{name.replace('_', '-')}", getattr(args, name, None))
+        for name in ("append", "test_args", "command", "stress")]
+    for what, value in values:
+        if isinstance(value, str) and _control(value):
+            raise UsageError(f"{what} {shown(value)} holds a control character "
+                             "(a newline?): give it on one line")
 
 
 def run_meta(started: datetime) -> dict:
@@ -406,31 +451,44 @@ def cmd_run(args) -> int:
     try:
         out = run_one(spec, args, outdir, meta=meta, live=live)
     except (Exception, KeyboardInterrupt) as err:
-        if isinstance(err, KeyboardInterrupt):
-            code = getattr(err, "exit_code", results.EXIT_SIGINT)
-            problem = "interrupted before the guest ran the test"
-            print("gupnm: interrupted", file=sys.stderr)
-        elif not isinstance(err, RunnerError):
-            code, problem = results.EXIT_INFRA, _internal(err)
-        else:
-            code = results.EXIT_USAGE if isinstance(err, UsageError) else results.EXIT_INFRA
-            problem = str(err)
-            print(f"gupnm: error: {err}", file=sys.stderr)
+        code, problem = _failure(err)
         summary = results.stub_summary(
             spec=spec, exit_code=code, outcome=vmrun.outcome_of(code),
             problems=[problem], vcpus=args.vcpus, memory_mb=args.memory,
             durations={"total": time.monotonic() - t0})
         summary.update(meta)
-        vmrun.write_reports(outdir, summary)
+        unwritten = vmrun.save_reports(outdir, summary)
         out = vmrun.RunOutcome(summary, code, outdir, "")
         report(out, show_tap=False, file=sys.stderr, show_problems=False)
+        if unwritten:
+            print(f"gupnm: error: {unwritten}", file=sys.stderr)
         if args.json:
             print(json.dumps(summary, indent=2, sort_keys=True))
+        args.printed_json = True
         return code
     report(out, show_tap=live is None, file=human)
     if args.json:
         print(json.dumps(out.summary, indent=2, sort_keys=True))
+    args.printed_json = True
     return out.exit_code
+
+
+def _failure(err: BaseException) -> tuple[int, str]:
+    """(exit code, one-line problem) of a run that ended before the guest
+    ran the test; says it on stderr."""
+    if isinstance(err, KeyboardInterrupt):
+        print("gupnm: interrupted", file=sys.stderr)
+        return (getattr(err, "exit_code", results.EXIT_SIGINT),
+                "interrupted before the guest ran the test")
+    if isinstance(err, RunnerError):
+        print(f"gupnm: error: {err}", file=sys.stderr)
+        return (results.EXIT_USAGE if isinstance(err, UsageError)
+                else results.EXIT_INFRA, str(err))
+    if isinstance(err, OSError):
+        message = os_error_message(err)
+        print(f"gupnm: error: {message}", file=sys.stderr)
+        return results.EXIT_INFRA, message
+    return results.EXIT_INFRA, _internal(err)
 
 
 def cmd_compare(args) -> int:
@@ -483,6 +541,7 @@ def cmd_compare(args) -> int:
     print(text, end="", file=human)
     if args.json:
         print(json.dumps(data, indent=2))
+        args.printed_json = True
     (base / "compare.txt").write_text(text)
     (base / "compare.json").write_text(json.dumps(data, indent=2) + "\n")
     if rows is not None:
@@ -743,8 +802,48 @@ def _on_signal(signum, frame):
     raise Interrupted(signum)
 
 
+def os_error_message(err: OSError) -> str:
+    """One line for an OSError of the environment (a full disk, a folder
+    that cannot be written), with what to do about it."""
+    where = f" ({err.filename})" if err.filename else ""
+    text = f"{err.strerror or err}{where}"
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (f"{text}: free space there (runner/gupnm-run cache shows what "
+                "the cache holds; runner/gupnm-run cache --clean GROUP removes it)")
+    if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return (f"{text}: make it writable, or point GUPNM_CACHE / --results "
+                "somewhere writable")
+    if err.errno == errno.ENOENT:
+        return (f"{text}: a file the runner needs is gone (removed while it "
+                "ran?); if it was a cache entry, runner/gupnm-run cache "
+                "--clean GROUP and run again")
+    return f"{text}: a problem of the host, not a test result"
+
+
+def _error_object(code: int, message: str) -> str:
+    """What --json prints on stdout when no summary exists: the exit code
+    and the error, so a pipeline reading stdout always gets JSON."""
+    return json.dumps({"exit_code": code, "outcome": vmrun.outcome_of(code),
+                       "error": message, "problems": [message]},
+                      indent=2, sort_keys=True)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that remembers its error for --json before exiting 2."""
+
+    last_error: str | None = None
+
+    def error(self, message):
+        _Parser.last_error = message
+        super().error(message)
+
+
+def _wants_json(argv: list[str]) -> bool:
+    return "--json" in argv
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="gupnm", description=__doc__,
+    parser = _Parser(prog="gupnm", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("run", help="run the test on one kernel",
@@ -778,7 +877,19 @@ def main(argv: list[str] | None = None) -> int:
                    help="only entries last changed more than DAYS days ago")
     p.set_defaults(func=cmd_cache)
     survey.add_parsers(sub, _vm_args, run_one)
-    args = parser.parse_args(_join_test_args(list(sys.argv[1:] if argv is None else argv)))
+    argv = _join_test_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        if exit_.code not in (0, None) and _wants_json(argv):
+            print(_error_object(results.EXIT_USAGE, _Parser.last_error or "bad usage"))
+        raise
+    wants_json = getattr(args, "json", False)
+
+    def fail(code: int, message: str) -> int:
+        if wants_json and not getattr(args, "printed_json", False):
+            print(_error_object(code, message))
+        return code
     old = {}
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
@@ -789,13 +900,17 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except RunnerError as err:
         print(f"gupnm: error: {err}", file=sys.stderr)
-        return results.EXIT_USAGE if isinstance(err, UsageError) else results.EXIT_INFRA
+        return fail(results.EXIT_USAGE if isinstance(err, UsageError)
+                    else results.EXIT_INFRA, str(err))
     except KeyboardInterrupt as err:
         print("gupnm: interrupted", file=sys.stderr)
-        return getattr(err, "exit_code", results.EXIT_SIGINT)
+        return fail(getattr(err, "exit_code", results.EXIT_SIGINT), "interrupted")
+    except OSError as err:
+        message = os_error_message(err)
+        print(f"gupnm: error: {message}", file=sys.stderr)
+        return fail(results.EXIT_INFRA, message)
     except Exception as err:            # noqa: BLE001 -- never exit 1 (= FAIL)
-        _internal(err)
-        return results.EXIT_INFRA
+        return fail(results.EXIT_INFRA, _internal(err))
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)

@@ -436,5 +436,18 @@ def write_reports(outdir: Path, summary: dict) -> None:
     ktap.write(outdir / REPORT_FILES["ktap"], summary)
 
 
+def save_reports(outdir: Path, summary: dict) -> str | None:
+    """write_reports(), or the one-line reason they could not be written
+    (a full disk, a folder gone): the caller still prints the verdict."""
+    try:
+        write_reports(outdir, summary)
+    except OSError as err:
+        where = f" ({err.filename})" if err.filename else ""
+        return (f"the reports could not be written in {outdir}: "
+                f"{err.strerror or err}{where}; the verdict above stands, "
+                "free space there or pass --results elsewhere")
+    return None
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_")

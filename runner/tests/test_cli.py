@@ -308,14 +308,36 @@ class RunCommandTest(unittest.TestCase):
                          (3, 'error', ['kernel build failed']))
 
     def test_internal_error_is_3_never_1(self):
-        rc, _, err, s = self.run_failing(FileNotFoundError(2, 'No such file'))
+        rc, _, err, s = self.run_failing(ValueError('unexpected'))
         self.assertEqual((rc, s['exit_code'], s['outcome']), (3, 3, 'error'))
         self.assertIn('Traceback', err)
-        self.assertIn('internal error (FileNotFoundError', err)
+        self.assertIn('internal error (ValueError', err)
         with mock.patch.object(cli, 'cmd_parse', side_effect=ValueError('boom')):
             rc, _, err = call(['parse', '/dev/null'])
         self.assertEqual(rc, 3)
         self.assertIn('bug in the runner', err)
+
+    def test_full_disk_is_3_in_one_line_without_traceback(self):
+        full = OSError(28, 'No space left on device', '/cache/modules/x.ko')
+        rc, out, err, s = self.run_failing(full)
+        self.assertEqual((rc, s['exit_code'], s['outcome']), (3, 3, 'error'))
+        self.assertNotIn('Traceback', err)
+        line = err.splitlines()[0]
+        self.assertTrue(line.startswith('gupnm: error: No space left on device '
+                                        '(/cache/modules/x.ko): free space there'), line)
+        self.assertIn('cache --clean GROUP', line)
+
+    def test_reports_that_cannot_be_written_keep_the_verdict(self):
+        tmp = Path(tempfile.mkdtemp(prefix='gupnm-test-cli-'))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        full = OSError(28, 'No space left on device', str(tmp / 'junit.xml'))
+        with mock.patch.object(cli, 'run_one', side_effect=RunnerError('build failed')), \
+                mock.patch.object(vmrun, 'write_reports', side_effect=full):
+            rc, out, err = call(['run', '--results', str(tmp), '--json'])
+        self.assertEqual(rc, 3)
+        self.assertNotIn('Traceback', err)
+        self.assertIn('the reports could not be written', err)
+        self.assertEqual(json.loads(out)['exit_code'], 3)
 
     def test_usage_error_is_exit_2(self):
         rc, _, err, s = self.run_failing(UsageError('bad kernel spec'))
@@ -543,3 +565,68 @@ class CompareCommandTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class EarlyErrorTest(unittest.TestCase):
+    """Errors before anything runs: exit 2, one line naming the culprit,
+    and with --json a JSON object on stdout (issue 21)."""
+
+    def setUp(self):
+        for name in ('run_one', 'ensure_tools'):
+            p = mock.patch.object(cli, name, side_effect=AssertionError('must not run'))
+            p.start()
+            self.addCleanup(p.stop)
+        self.cwd = Path(tempfile.mkdtemp(prefix='gupnm-test-cwd-'))
+        self.addCleanup(shutil.rmtree, self.cwd, True)
+
+    def test_empty_results_is_2_and_writes_nothing(self):
+        for value in ('', ' '):
+            with self.subTest(results=value):
+                rc, out, err = call(['run', '--results', value])
+                self.assertEqual(rc, ('exit', 2))
+                self.assertIn('argument --results: an empty path', err)
+        self.assertEqual(list(self.cwd.iterdir()), [])
+
+    def test_empty_results_with_json(self):
+        rc, out, err = call(['run', '--json', '--results', ''])
+        self.assertEqual(rc, ('exit', 2))
+        obj = json.loads(out)
+        self.assertEqual((obj['exit_code'], obj['outcome']), (2, 'error'))
+        self.assertIn('an empty path', obj['error'])
+
+    def test_argparse_errors_with_json(self):
+        rc, out, _ = call(['run', '--json', '--vcpus', '0'])
+        self.assertEqual(rc, ('exit', 2))
+        self.assertIn("'0' must be positive", json.loads(out)['error'])
+
+    def test_spec_with_a_newline_is_one_line(self):
+        for argv in (['--kernel', 'debian:6.12\nrm -rf /'], ['--append', 'a\nb'],
+                     ['--test-args', '-p\n512']):
+            with self.subTest(argv=argv):
+                rc, out, err = call(['run', *argv, '--json'])
+                self.assertEqual(rc, 2)
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+                self.assertIn('holds a control character', err)
+                self.assertIn('\\n', err)          # shown escaped
+                self.assertEqual(json.loads(out)['exit_code'], 2)
+
+    def test_long_spec_is_not_blamed_on_the_results_folder(self):
+        spec = 'debian:' + 'x' * 400
+        with mock.patch.object(cli, 'REPO', self.cwd):
+            args = argparse.Namespace(results=None)
+            path = cli._results_dir(args, spec)
+        self.assertLessEqual(len(path.name), 100)
+        self.assertTrue(path.is_dir())
+
+    def test_json_on_runner_error_before_results(self):
+        with mock.patch.object(cli, 'check_input', side_effect=UsageError('bad spec x')):
+            rc, out, err = call(['run', '--json', '--kernel', 'debian:nope'])
+        self.assertEqual(rc, 2)
+        self.assertEqual(json.loads(out)['error'], 'bad spec x')
+
+    def test_shown(self):
+        self.assertEqual(cli.shown('a\nb'), "'a\\nb'")
+        self.assertEqual(cli.shown('ab'), "'ab'")
+        long = cli.shown('y' * 500)
+        self.assertIn('(500 characters)', long)
+        self.assertLess(len(long), 130)
