@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import (arm64, cache, command, console, figures, kconfig, kernels,
-               kselftest_build, qemu, results, source, stats, survey, tap, testargs,
+               kselftest_build, modload, qemu, results, source, stats, survey, tap, testargs,
                vmlinux, vmrun)
 from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
 
@@ -733,20 +733,32 @@ def parse_log(raw: str) -> tuple[tap.TapResult, list, int | None]:
     return tap.parse_tap(text.splitlines()), console.find_splats(splat_text), exit_status
 
 
+def log_problems(raw: str, parsed: tap.TapResult, outcome: str,
+                 exit_status: int | None) -> list[str]:
+    """What keeps a saved log from its TAP verdict, by run's own rules
+    (vmrun.run): the test did not run, the runner's module did not load,
+    a pass lacks its evidence (results.missing_for_pass)."""
+    problems = []
+    if not (parsed.results or parsed.plan is not None):
+        problems.append("the test did not run")
+    failure = modload.load_failure(raw)
+    if failure and not failure.blacklisted:
+        problems.append(failure.problem())
+    missing = results.missing_for_pass(parsed, exit_status)
+    if outcome == "pass" and missing and not problems:
+        problems.append(results.not_a_pass(missing))
+    return problems
+
+
 def cmd_parse(args) -> int:
     raw = _read_log(args.file)
     parsed, splats, exit_status = parse_log(raw)
     outcome = results.outcome(parsed, splats, exit_status)
     ran = bool(parsed.results) or parsed.plan is not None
-    code = results.exit_code(outcome, problems=[] if ran else ["the test did not run"],
+    problems = log_problems(raw, parsed, outcome, exit_status)
+    code = results.exit_code(outcome, problems=problems,
                              reached_test=ran, splat=bool(splats), exit_status=exit_status,
                              has_results=bool(parsed.results))
-    if outcome == "pass" and exit_status is None and parsed.totals is None:
-        # No exit status and no kselftest Totals line: the end of the run
-        # is not in the log, so it cannot be called a pass.
-        code, why = results.EXIT_INFRA, "the log does not show the test's end"
-    else:
-        why = None
     verdict = tap.summarize(parsed)
     print(f"verdict: {verdict}")
     c = tap.counts(parsed)
@@ -757,8 +769,9 @@ def cmd_parse(args) -> int:
         print(f"SPLAT ({sp.kind}) at line {sp.line_no}")
     for err in parsed.errors:
         print(f"TAP problem: {err}")
-    if why:
-        print(f"PROBLEM: {why}")
+    for problem in problems:
+        if problem != "the test did not run":      # the TAP problems say it
+            print(f"PROBLEM: {problem}")
     print(f"exit:    {code}")
     return code
 

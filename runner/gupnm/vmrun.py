@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import console, figures, initramfs, junit, kernels, ktap, qemu, results, tap
+from . import (console, figures, initramfs, junit, kernels, ktap, modload, qemu,
+               results, tap)
 from .host import RunnerError, progress
 from .kernels import Prepared
 from .status import parse_status
@@ -296,6 +297,7 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     if st.rmmod == "failed" and not parsed.skipped:
         problems.append("rmmod test_gup_fast failed after the test")
     notes = []
+    _module_problem(modload.load_failure(con, st.dmesg), opts, problems, notes)
     if len(attempts) > 1:
         notes.append(f"{len(attempts) - 1} retried boot(s) (early-boot death)")
 
@@ -318,6 +320,10 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
             summary["outcome"] = ("fail" if splats else
                                   {0: "pass", 4: "skip", None: "error"}.get(
                                       st.exit_code, "fail"))
+        missing = results.missing_for_pass(parsed, st.exit_code,
+                                           own_test=not opts.program)
+        if summary["outcome"] == "pass" and missing and not problems:
+            problems.append(results.not_a_pass(missing))
         code = results.exit_code(
             summary["outcome"], problems=problems, splat=bool(splats),
             reached_test=reached_test, exit_status=st.exit_code,
@@ -363,6 +369,20 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     if not os.environ.get("GUPNM_KEEP_WORK"):
         shutil.rmtree(outdir / "initramfs", ignore_errors=True)
     return RunOutcome(summary, code, outdir, tap_text)
+
+
+def _module_problem(failure: "modload.LoadFailure | None", opts: VmOptions,
+                    problems: list[str], notes: list[str]) -> None:
+    """A test module of the runner's that did not load is a problem (exit
+    3), not the test's skip; blacklisted on purpose, a note. A --command
+    program does not use the module."""
+    if failure is None or opts.program:
+        return
+    if failure.blacklisted:
+        notes.append(f"{failure.module} is blacklisted on the kernel command "
+                     "line (module_blacklist=): the skip is that choice")
+    else:
+        problems.append(failure.problem())
 
 
 def command_figures(command: str, output: str) -> list[dict]:

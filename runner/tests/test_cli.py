@@ -137,7 +137,8 @@ class ParseCommandTest(unittest.TestCase):
 
     def test_synthetic_logs(self):
         # early_panic: the kernel died before the test: it did not run (3).
-        cases = {'pass.log': 0, 'whole_skip.log': 4, 'bug_present.log': 1,
+        # pass.log has no exit marker: the end of the run is not in it (3).
+        cases = {'pass.log': 3, 'whole_skip.log': 4, 'bug_present.log': 1,
                  'warning_splat.log': 1, 'early_panic.log': 3}
         for name, want in cases.items():
             with self.subTest(log=name):
@@ -209,7 +210,43 @@ class ParseCommandTest(unittest.TestCase):
                 '(expected 512)\nok 1 verdict_shadow_read\n')
         rc, out, _ = self.forged(text)
         self.assertEqual(rc, 3, out)
-        self.assertIn("does not show the test's end", out)
+        self.assertIn("PROBLEM: not a pass, the log lacks the guest's exit marker", out)
+
+    def test_pass_with_its_evidence_is_0(self):
+        text = (DATA / 'pass.log').read_text() + 'GUPNM-TEST-END: exit 0\n'
+        rc, out, _ = self.forged(text)
+        self.assertEqual(rc, 0, out)
+
+    def test_another_tests_tap_is_not_a_pass(self):
+        # Issue 21: exited 0.
+        rc, out, _ = self.forged('TAP version 13\n1..1\nok 1 something_else\n'
+                                 '# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0\n'
+                                 'GUPNM-TEST-END: exit 0\n')
+        self.assertEqual(rc, 3, out)
+        self.assertIn("the test's own shadow verdict", out)
+
+    def test_status_log_cut_before_its_exit_marker_is_3(self):
+        # Issue 21: parse said 0 where run said 3 (the guest died).
+        text = (REAL / 'table-debian-6.1.status.log').read_text()
+        self.assertEqual(self.forged(text)[0], 0)
+        cut = text[:text.index('GUPNM-EXIT')]
+        rc, out, _ = self.forged(cut)
+        self.assertEqual(rc, 3, out)
+        self.assertIn("exit marker", out)
+
+    def test_module_that_did_not_load_is_3_not_a_skip(self):
+        text = (DATA / 'whole_skip.log').read_text()
+        failed = ('[    4.4] test_gup_fast: disagrees about version of symbol module_layout\n'
+                  "modprobe: can't load module test_gup_fast (extra/test_gup_fast.ko): "
+                  'Invalid argument\ngupnm: modprobe test_gup_fast failed\n')
+        rc, out, _ = self.forged(failed + text)
+        self.assertEqual(rc, 3, out)
+        self.assertIn('PROBLEM: the runner\'s test module test_gup_fast did not load '
+                      '(modprobe: Invalid argument; kernel: test_gup_fast: disagrees about '
+                      'version of symbol module_layout)', out)
+        blacklisted = '[    0.0] Kernel command line: rdinit=/init module_blacklist=test_gup_fast\n'
+        rc, out, _ = self.forged(blacklisted + failed + text)
+        self.assertEqual(rc, 4, out)
 
 
 class RunCommandTest(unittest.TestCase):

@@ -473,6 +473,46 @@ class RunTest(VmFake, unittest.TestCase):
         self.assertEqual((out.exit_code, out.summary['outcome']), (4, 'skip'))
         self.assertEqual(out.summary['problems'], [])    # no module: rmmod fails, as it must
 
+    def test_module_that_did_not_load_is_3_never_a_skip(self):
+        # Issue 21: a corrupt cached module ended SKIP, exit 4: green in CI.
+        skip = 'TAP version 13\n1..0 # SKIP /sys/kernel/debug/test_gup_fast/shadow missing\n'
+        failed = ('[    4.4] test_gup_fast: disagrees about version of symbol module_layout\n'
+                  "modprobe: can't load module test_gup_fast (extra/test_gup_fast.ko): "
+                  'Invalid argument\ngupnm: modprobe test_gup_fast failed\n')
+        self.boots.append((failed + mini_console(tap_text=skip),
+                           mini_status(exit_code=4, rmmod='failed', tap_text=skip), 0))
+        out = self.run_vm()
+        self.assertEqual((out.exit_code, out.summary['outcome']), (3, 'error'))
+        self.assertIn('did not load (modprobe: Invalid argument; kernel: test_gup_fast: '
+                      'disagrees about version of symbol module_layout)',
+                      out.summary['problems'][0])
+        self.assertIn('cache --clean kernels', out.summary['problems'][0])
+
+    def test_module_blacklisted_on_purpose_stays_a_skip(self):
+        skip = 'TAP version 13\n1..0 # SKIP /sys/kernel/debug/test_gup_fast/shadow missing\n'
+        console = ('[    0.0] Kernel command line: rdinit=/init module_blacklist=test_gup_fast\n'
+                   '[    4.4] Module test_gup_fast is blacklisted\n'
+                   "modprobe: can't load module test_gup_fast (extra/test_gup_fast.ko): "
+                   'Operation not permitted\ngupnm: modprobe test_gup_fast failed\n')
+        self.boots.append((console + mini_console(tap_text=skip),
+                           mini_status(exit_code=4, rmmod='failed', tap_text=skip), 0))
+        out = self.run_vm()
+        self.assertEqual((out.exit_code, out.summary['problems']), (4, []))
+        self.assertIn('blacklisted on the kernel command line', out.summary['notes'][0])
+
+    def test_pass_needs_the_shadow_verdict(self):
+        other = 'TAP version 13\n1..1\nok 1 something_else\n'
+        self.boots.append((mini_console(tap_text=other), mini_status(tap_text=other), 0))
+        out = self.run_vm()
+        self.assertEqual(out.exit_code, 3)
+        self.assertIn("the test's own shadow verdict", out.summary['problems'][0])
+
+    def test_a_command_needs_no_shadow_verdict(self):
+        other = 'TAP version 13\n1..1\nok 1 something_else\n'
+        self.boots.append((mini_console(tap_text=other), mini_status(tap_text=other), 0))
+        out = self.run_vm(program=('./gup_test -a', self.tmp / 'gup_test'))
+        self.assertEqual(out.exit_code, 0, out.summary['problems'])
+
     def test_exit_status_that_contradicts_the_tap_is_3(self):
         self.boots.append((mini_console(), mini_status(exit_code=4), 0))
         self.assertEqual(self.run_vm().exit_code, 3)
