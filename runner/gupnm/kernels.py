@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import apt, chroot, debian, source, vmlinux
+from . import apt, cache, chroot, debian, source, vmlinux
 from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
@@ -90,8 +90,12 @@ MODULE_INPUTS = ["lib/test_gup_fast.c", "lib/test_gup_fast_uapi.h",
 
 def _build_module_locked(kdir: Path, out: Path, dk=None) -> Path:
     ko = out / "test_gup_fast.ko"
-    if ko.exists():
-        return ko
+    cache.checked(out, lambda: _fill_module(kdir, out, ko, dk), group="kernels")
+    return ko
+
+
+def _fill_module(kdir: Path, out: Path, ko: Path, dk=None) -> None:
+    """Build @ko into a private folder, record it, rename it to @out."""
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.parent / f"{out.name}.log"
     log.write_text("")
@@ -118,11 +122,11 @@ def _build_module_locked(kdir: Path, out: Path, dk=None) -> Path:
                 what="module build")
         if not (tmp / ko.name).exists():
             raise RunnerError(f"module build left no {ko.name}; see {log}")
+        cache.record(tmp, [ko.name])
         shutil.rmtree(out, ignore_errors=True)
         os.replace(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return ko
 
 
 def _static_build(group: str, name: str, src: Path, inputs: list[Path],
@@ -142,11 +146,10 @@ def _static_build(group: str, name: str, src: Path, inputs: list[Path],
         h.update(cc.encode())
     key = h.hexdigest()[:20]
     out = cache_dir() / group / key / name
-    if out.exists():
+    if out.exists() and cache.check(out.parent) is None:
         return out
-    with locked(cache_dir() / "locks" / f"{group}-{key}.lock"):
-        if out.exists():
-            return out
+
+    def fill() -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         for d in mkdirs:
             d.mkdir(parents=True, exist_ok=True)
@@ -157,8 +160,11 @@ def _static_build(group: str, name: str, src: Path, inputs: list[Path],
                  *[a for inc in includes for a in ("-I", inc)], "-o", tmp, src,
                  *libs], what=f"{name} build")
             os.replace(tmp, out)
+            cache.record(out.parent, [out.name])
         finally:
             shutil.rmtree(tmp.parent, ignore_errors=True)
+    with locked(cache_dir() / "locks" / f"{group}-{key}.lock"):
+        cache.checked(out.parent, fill, group="kernels")
     return out
 
 

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 from .tap import split_timestamp
 
-_FAILED = re.compile(r"^gupnm: modprobe (\S+) failed\s*$", re.M)
+# The console's line and the status port's (runner/guest/init).
+_FAILED = re.compile(r"^(?:gupnm: modprobe (\S+) failed|GUPNM-MODPROBE: failed (\S+))\s*$",
+                     re.M)
 
 
 @dataclass(frozen=True)
@@ -53,20 +55,23 @@ def _reason(lines: list[str], module: str) -> str:
             said.append(f"modprobe: {m.group(1)}")
             break
     for line in lines:
-        if line.startswith(f"{module}: ") or line == f"Module {module} is blacklisted":
+        # Taint notices come with every out-of-tree module: not a reason.
+        if line.startswith(f"{module}: ") and "taint" not in line \
+                or line == f"Module {module} is blacklisted":
             said.append(f"kernel: {line}")
             break
     return "; ".join(said) or "modprobe failed, no reason in the log"
 
 
-def load_failure(console: str, dmesg: str = "") -> LoadFailure | None:
-    """The runner's module that did not load, from the console log (and
-    dmesg for the kernel's reason); None when it loaded or was not tried."""
+def load_failure(console: str, status: str = "") -> LoadFailure | None:
+    """The runner's module that did not load, from the console log or the
+    status port's log (with its dmesg: the kernel's reason); None when it
+    loaded or was not tried."""
     m = None
-    for m in _FAILED.finditer(console):
+    for m in _FAILED.finditer(console + "\n" + status):
         pass
     if m is None:
         return None
-    module = m.group(1)
-    lines = _plain(console) + _plain(dmesg)
+    module = m.group(1) or m.group(2)
+    lines = _plain(console) + _plain(status)
     return LoadFailure(module, _reason(lines, module), _blacklisted(lines, module))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import (console, figures, initramfs, junit, kernels, ktap, modload, qemu,
+from . import (cache, console, figures, initramfs, junit, kernels, ktap, modload, qemu,
                results, tap)
 from .host import RunnerError, progress
 from .kernels import Prepared
@@ -296,8 +296,8 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
                         f"{prep.release}")
     if st.rmmod == "failed" and not parsed.skipped:
         problems.append("rmmod test_gup_fast failed after the test")
-    notes = []
-    _module_problem(modload.load_failure(con, st.dmesg), opts, problems, notes)
+    notes = cache.take_repairs()
+    _module_problem(modload.load_failure(con, read("status.log")), opts, problems, notes)
     if len(attempts) > 1:
         notes.append(f"{len(attempts) - 1} retried boot(s) (early-boot death)")
 

@@ -248,6 +248,17 @@ class ParseCommandTest(unittest.TestCase):
         rc, out, _ = self.forged(blacklisted + failed + text)
         self.assertEqual(rc, 4, out)
 
+    def test_status_log_of_a_module_that_did_not_load_is_3(self):
+        # The console's line is not on the status port: its own line is.
+        skip = 'TAP version 13\n1..0 # SKIP test_gup_fast/shadow: No such file\n'
+        status = ('GUPNM-STATUS: booted\nGUPNM-MODPROBE: failed test_gup_fast\n'
+                  f'GUPNM-TAP-BEGIN\n{skip}GUPNM-TAP-END\nGUPNM-DMESG-BEGIN\n'
+                  '[    5.9] test_gup_fast: Unknown symbol debugfs_remove (err -22)\n'
+                  'GUPNM-DMESG-END\nGUPNM-EXIT: 4\n')
+        rc, out, _ = self.forged(status)
+        self.assertEqual(rc, 3, out)
+        self.assertIn('did not load (kernel: test_gup_fast: Unknown symbol debugfs_remove', out)
+
 
 class RunCommandTest(unittest.TestCase):
 
