@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .host import REPO, RunnerError, run
+from .host import REPO, RunnerError, owner_tag, run
 
 _CONF: str | None = None
 
@@ -160,7 +160,7 @@ def download(name: str, version: str, dest: Path, arch: str = "amd64") -> Path:
     spec = (f"{name}={version}" if field(name, version, "Architecture", arch) == "all"
             else f"{name}:{arch}={version}")
     # Into a scratch directory first: a concurrent run never sees half a file.
-    with tempfile.TemporaryDirectory(dir=dest, prefix=".dl-") as tmp:
+    with tempfile.TemporaryDirectory(dir=dest, prefix=f".dl-{owner_tag()}-") as tmp:
         run(["apt-get", "download", "-q", spec],
             cwd=Path(tmp), env=env(), what=f"apt-get download {name}={version}")
         for deb in Path(tmp).glob("*.deb"):

@@ -22,12 +22,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .host import REPO, RunnerError, UsageError, cache_dir, progress
+from .host import REPO, RunnerError, UsageError, cache_dir, owner_alive, progress
 
 GROUPS = {
     "kernels": ("debian", "kernels", "modules", "vmlinux", "selftest",
@@ -242,6 +243,50 @@ def verify_filled(entry: Path, group: str) -> None:
         raise CacheError(f"cache entry {entry} fails its check after being filled "
                          f"afresh ({why}): runner/gupnm-run cache --clean {group}, "
                          "then run again; if it persists, the disk may be failing")
+
+
+# A temporary named with an owner_tag: "<kind>-<pid>.<start>-<random>"
+# (tmp/run-..., tmp/probe-...) or ".<entry>-<pid>.<start>-<random>" beside
+# the entry being filled.
+_TAGGED = re.compile(r"-(?P<tag>\d+\.\d+)-[a-z0-9_]{8}(?:\.tmp)?$")
+# Where temporaries are made: the cache's folders, and one level below the
+# groups whose entries are folders of their own.
+_TMP_HOMES = ("tmp", "modules", "debs", "kselftest")
+_TMP_NESTED = ("selftest", "stress", "vmlinux")
+
+
+def stale_temporaries(root: Path | None = None) -> list[Path]:
+    """Temporaries of runs that are gone (killed, even by SIGKILL)."""
+    root = root or cache_dir()
+    homes = [root / h for h in _TMP_HOMES]
+    for group in _TMP_NESTED:
+        try:
+            homes += [d for d in (root / group).iterdir() if d.is_dir()]
+        except OSError:
+            pass
+    out = []
+    for home in homes:
+        try:
+            entries = list(home.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            m = _TAGGED.search(entry.name)
+            if m and (home.name == "tmp" or entry.name.startswith(".")) \
+                    and not owner_alive(m.group("tag")):
+                out.append(entry)
+    return out
+
+
+def sweep_stale(root: Path | None = None) -> list[Path]:
+    """Remove the temporaries of dead runs; what went."""
+    gone = stale_temporaries(root)
+    for entry in gone:
+        _remove(entry)
+    if gone:
+        progress(f"removed {len(gone)} temporaries of runs that are gone: "
+                 + ", ".join(e.name for e in gone[:3]) + (" ..." if len(gone) > 3 else ""))
+    return gone
 
 
 def _remove(entry: Path) -> None:

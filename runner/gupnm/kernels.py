@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import apt, cache, chroot, debian, source, vmlinux
-from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
+from .host import REPO, RunnerError, UsageError, cache_dir, locked, owner_tag, progress, run
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
 
@@ -99,7 +99,7 @@ def _fill_module(kdir: Path, out: Path, ko: Path, dk=None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.parent / f"{out.name}.log"
     log.write_text("")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-{owner_tag()}-", dir=out.parent))
     cc = debian.cc_version_text(kdir)
     try:
         if dk is not None and dk.offered and dk.offered.arch == "arm64":
@@ -153,7 +153,8 @@ def _static_build(group: str, name: str, src: Path, inputs: list[Path],
         out.parent.mkdir(parents=True, exist_ok=True)
         for d in mkdirs:
             d.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=out.parent)) / out.name
+        tmp = Path(tempfile.mkdtemp(prefix=f".build-{owner_tag()}-",
+                                        dir=out.parent)) / out.name
         progress(f"building {name} (static)")
         try:
             run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror",
@@ -220,7 +221,7 @@ def _kselftest_tree() -> Path:
     with locked(cache_dir() / "locks" / f"kselftest-{key}.lock"):
         if not (tree / "tools/testing/selftests/kselftest.h").exists():
             progress(f"taking the kselftest headers out of {deb.name}")
-            tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=store))
+            tmp = Path(tempfile.mkdtemp(prefix=f".unpack-{owner_tag()}-", dir=store))
             try:
                 script = ('dpkg-deb --fsys-tarfile "$1" | '
                           'tar -xO --wildcards "./usr/src/linux-source-*.tar.xz" | '

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from . import cache
-from .host import UsageError, cache_dir, locked, progress
+from .host import UsageError, cache_dir, locked, owner_tag, progress
 
 # magic -> decompressor command; tried in order of the kernel's preferences.
 MAGICS = [
@@ -142,7 +142,7 @@ def uncompressed(image: Path) -> Path | None:
         if data is None:
             return None
         out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".vmlinux-", dir=out.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".vmlinux-{owner_tag()}-", dir=out.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
