@@ -154,6 +154,7 @@ def _results_dir(args, spec: str) -> Path:
         if (path / "summary.json").exists():
             raise UsageError(f"--results {path} already holds a run (summary.json); "
                              "name a new directory, or remove that one first")
+        _check_room(path, "--results")
         return path
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     base = REPO / "results"
@@ -163,13 +164,41 @@ def _results_dir(args, spec: str) -> Path:
             path = base / f"{stamp}-{vmrun._slug(spec)[:SLUG_MAX]}-{n}"
             try:
                 path.mkdir()            # atomic: two runs never share a folder
-                return path
             except FileExistsError:
                 continue
+            try:
+                _check_room(path, "the results folder")
+            except UsageError:
+                path.rmdir()
+                raise
+            return path
     except OSError as err:
         raise UsageError(f"cannot create a results folder in {base} "
                          f"({err.strerror}); pass --results DIR") from None
     raise UsageError(f"no free results folder name in {base}; pass --results DIR")
+
+
+# Free space a run needs in its results folder: its logs and reports are
+# 0.1-0.5 MiB (a debug kernel's console a few MiB).
+MIN_FREE = 1 << 20
+
+
+def _check_room(path: Path, what: str) -> None:
+    """UsageError (exit 2, before anything is fetched or booted) when the
+    filesystem of @path cannot take a run's logs."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return
+    free = st.f_bavail * st.f_frsize
+    if free < MIN_FREE:
+        raise UsageError(f"{what} {path} has {free // 1024} KiB free, a run writes "
+                         f"up to {MIN_FREE >> 20} MiB of logs: free space there or "
+                         "pass --results on another filesystem")
+    if st.f_files and st.f_favail < 16:
+        raise UsageError(f"{what} {path} has {st.f_favail} free inodes, a run "
+                         "writes about 10 files: free some or pass --results "
+                         "on another filesystem")
 
 
 def check_input(spec: str, args) -> None:
@@ -439,6 +468,7 @@ def bench_report(s: dict) -> str:
 def cmd_run(args) -> int:
     spec = args.kernel
     check_input(spec, args)                  # bad input: exit 2, nothing made
+    cache.sweep_stale()                      # what killed runs left behind
     started = datetime.now(timezone.utc)
     outdir = _results_dir(args, spec)
     human = sys.stderr if args.json else sys.stdout
@@ -496,6 +526,7 @@ def cmd_compare(args) -> int:
     that drift of the host hits both alike; each run is its own boot."""
     for spec in (args.a, args.b):
         check_input(spec, args)
+    cache.sweep_stale()
     base = args.results or _results_dir(args, "compare")
     human = sys.stderr if args.json else sys.stdout
     runs: dict[str, list[vmrun.RunOutcome]] = {"a": [], "b": []}

@@ -321,8 +321,11 @@ class RunTest(VmFake, unittest.TestCase):
             '6.12.117+deb12-amd64', Path('/m/test_gup_fast.ko'),
             {'gup_null_mapping': Path('/s/gup_null_mapping')}, './gup_null_mapping',
             need_bash=False, kmemleak=False))
-        # Per run (inside the results directory), never shared between runs.
-        self.assertEqual(workdir, self.outdir / 'initramfs')
+        # Per run, never shared between runs: a folder of the run's own in
+        # the cache's tmp/ (named for its owner), gone when the run ends.
+        self.assertEqual(workdir.parent, self.tmp / 'cache' / 'tmp')
+        self.assertRegex(workdir.name, r'^run-\d+\.\d+-')
+        self.assertFalse(workdir.exists())
 
     def test_real_run_vmtests_boot_reproduces_real_summary(self):
         want = json.loads((REAL / 'source-6.12-nofix.summary.json').read_text())
@@ -513,6 +516,51 @@ class RunTest(VmFake, unittest.TestCase):
         self.boots.append((mini_console(tap_text=other), mini_status(tap_text=other), 0))
         out = self.run_vm(program=('./gup_test -a', self.tmp / 'gup_test'))
         self.assertEqual(out.exit_code, 0, out.summary['problems'])
+
+    def test_logs_the_results_folder_does_not_take_keep_the_verdict(self):
+        # Issue 21: a full results disk after the guest ran: the verdict was
+        # lost ("not run" in summary.json, no junit.xml).
+        self.boots.append((mini_console(), mini_status(), 0))
+        real_write = Path.write_text
+
+        def full(path, *a, **kw):
+            if path.name in ('tap.txt', 'dmesg.txt'):
+                raise OSError(28, 'No space left on device', str(path))
+            return real_write(path, *a, **kw)
+        with mock.patch.object(Path, 'write_text', full):
+            out = self.run_vm()
+        self.assertEqual((out.exit_code, out.summary['outcome']), (0, 'pass'))
+        self.assertIn('did not take tap.txt (No space left on device), dmesg.txt',
+                      out.summary['problems'][-1])
+        self.assertFalse((self.outdir / 'tap.txt').exists())
+
+    def test_reports_the_folder_does_not_take_keep_the_verdict(self):
+        self.boots.append((mini_console(), mini_status(), 0))
+        with mock.patch.object(vmrun.junit, 'write',
+                               side_effect=OSError(28, 'No space left on device')):
+            out = self.run_vm()
+        self.assertEqual(out.exit_code, 0)
+        self.assertIn('the reports could not be written', out.summary['problems'][-1])
+
+    def test_initramfs_that_cannot_be_built_leaves_nothing(self):
+        def half(payload, work):
+            (work / 'root').mkdir()
+            (work / 'initramfs.cpio').write_bytes(b'half')
+            raise OSError(28, 'No space left on device', str(work / 'initramfs.cpio'))
+        self.build.side_effect = half
+        with self.assertRaises(OSError):
+            self.run_vm()
+        self.assertEqual(list((self.tmp / 'cache' / 'tmp').iterdir()), [])
+        self.assertFalse((self.outdir / 'initramfs').exists())
+
+    def test_cached_image_qemu_refuses_is_3_naming_the_cache(self):
+        (self.tmp / 'out').mkdir()
+        (self.tmp / 'out' / 'qemu.log').write_text(
+            'qemu-system-x86_64: Error loading uncompressed kernel without PVH ELF Note\n')
+        self.boots.append(('', '', 1))
+        out = self.run_vm()
+        self.assertEqual(out.exit_code, 3)
+        self.assertIn('cache --clean kernels', out.summary['problems'][0])
 
     def test_exit_status_that_contradicts_the_tap_is_3(self):
         self.boots.append((mini_console(), mini_status(exit_code=4), 0))
