@@ -7,8 +7,11 @@
 
 Exit status (run and parse): 0 the test ran to its end and passed; 1 it
 failed or the kernel complained (splat); 2 bad input, found on the host
-before anything boots; 3 the guest died or timed out, or the test did not
-run; 4 the whole test skipped; 130 interrupted (SIGINT; 143 SIGTERM).
+before anything boots; 3 the run could not judge the kernel (the guest died
+or timed out, the test did not run or end, the runner's module did not
+load, a cache entry or build failed); 4 the whole test skipped; 130
+interrupted (SIGINT; 143 SIGTERM). With --json, stdout is JSON for every
+exit. README: Exit status.
 """
 from __future__ import annotations
 
