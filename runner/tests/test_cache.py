@@ -205,6 +205,36 @@ class KernelImageTest(unittest.TestCase):
             self.assertEqual(va.parent.name, vmlinux.content_key(a)[:20])
 
 
+class StaleTemporariesTest(unittest.TestCase):
+    """The next run removes what killed runs left; never a live run's."""
+
+    def test_dead_runs_only(self):
+        from gupnm import host
+        with tempfile.TemporaryDirectory() as d:
+            root = Path(d)
+            mine = host.owner_tag()
+            dead = '999999999.1'
+            made = {
+                'tmp/run-%s-abcd1234' % dead: True,
+                'tmp/run-%s-abcd1234' % mine: False,
+                'modules/.6.12-k-%s-x1y2z3w4' % dead: True,
+                'modules/.6.12-k-%s-x1y2z3w4' % mine: False,
+                'modules/6.12-k': False,                       # an entry
+                'selftest/key/.build-%s-q1w2e3r4' % dead: True,
+                'vmlinux/key/.vmlinux-%s-q1w2e3r4' % dead: True,
+                'debs/.dl-%s-q1w2e3r4' % dead: True,
+                'debs/linux-image_1-%s-q1w2e3r4.deb' % dead: False,   # not hidden
+            }
+            for rel in made:
+                (root / rel).mkdir(parents=True)
+            with mock.patch.object(cache, 'progress'):
+                gone = cache.sweep_stale(root)
+            self.assertEqual(sorted(str(g.relative_to(root)) for g in gone),
+                             sorted(r for r, stale in made.items() if stale))
+            for rel, stale in made.items():
+                self.assertEqual((root / rel).exists(), not stale, rel)
+
+
 class ManifestTest(unittest.TestCase):
     """cache.record / check / checked: size and sha256 kept when filled,
     checked on use, a failing entry filled once more, then reported."""
