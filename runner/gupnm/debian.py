@@ -111,9 +111,12 @@ def catalogue(arch: str = "amd64") -> list[Offered]:
     stamp = apt.lists_stamp()
     cached = cache_dir() / "apt" / f"catalogue-{arch}.json"
     if stamp and cached.exists():
-        data = json.loads(cached.read_text())
-        if data.get("stamp") == stamp:
-            return [Offered(**o) for o in data["kernels"]]
+        try:
+            data = json.loads(cached.read_text())
+            if data.get("stamp") == stamp:
+                return [Offered(**o) for o in data["kernels"]]
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            pass            # cut or corrupt: asked of apt again, and rewritten
     out = _catalogue(arch)
     if stamp:
         tmp = cached.with_suffix(f".{os.getpid()}.tmp")

@@ -154,6 +154,10 @@ class CatalogueCacheTest(unittest.TestCase):
             with mock.patch.object(apt, "lists_stamp", return_value="2"):
                 debian.catalogue()
             self.assertEqual(cat.call_count, 2)
+            # Cut short (a full disk, a kill): asked again, no traceback.
+            (Path(tmp) / "apt" / "catalogue-amd64.json").write_text('{"stamp": "1", "ker')
+            self.assertEqual(debian.catalogue(), first)
+            self.assertEqual(cat.call_count, 3)
 
 
 class FetchTest(unittest.TestCase):
