@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,14 +21,33 @@ from .host import REPO, RunnerError, owner_tag, run
 _CONF: str | None = None
 
 
+SCRIPT = REPO / "runner" / "debian-apt.sh"
+
+
 def conf() -> str:
     """Path of the runner's apt configuration (lists fetched when stale)."""
     global _CONF
     if _CONF is None:
-        out = run([REPO / "runner" / "debian-apt.sh"],
-                  what="runner/debian-apt.sh (the runner's Debian package lists)")
-        _CONF = out.strip().splitlines()[-1]
+        _CONF = _fresh_conf() or run(
+            [SCRIPT], what="runner/debian-apt.sh (the runner's Debian package "
+            "lists)").strip().splitlines()[-1]
     return _CONF
+
+
+def _fresh_conf(now: float | None = None) -> str | None:
+    """The configuration debian-apt.sh wrote, when running it again would
+    change nothing: written by this very script (not older than it), lists
+    younger than GUPNM_APT_MAX_AGE minutes (its rule). None otherwise."""
+    base = Path(os.environ.get("GUPNM_CACHE", Path.home() / ".cache" / "gupnm")) / "apt"
+    path, stamp = base / "apt.conf", base / "lists" / ".gupnm-updated"
+    try:
+        max_age = float(os.environ.get("GUPNM_APT_MAX_AGE", "360")) * 60
+        if path.stat().st_mtime < SCRIPT.stat().st_mtime:
+            return None
+        age = (now or time.time()) - stamp.stat().st_mtime
+    except (OSError, ValueError):
+        return None
+    return str(path) if 0 <= age < max_age else None
 
 
 def lists_stamp() -> str:

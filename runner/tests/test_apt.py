@@ -75,6 +75,26 @@ class FieldTest(unittest.TestCase):
         self.assertFalse((self.tmp / "records.json").exists())
 
 
+class FreshConfTest(unittest.TestCase):
+    """conf() runs debian-apt.sh only when it would change something."""
+
+    def test_rules(self):
+        with tempfile.TemporaryDirectory() as d:
+            base = Path(d) / 'apt'
+            (base / 'lists').mkdir(parents=True)
+            conf, stamp = base / 'apt.conf', base / 'lists' / '.gupnm-updated'
+            with mock.patch.dict(os.environ, {'GUPNM_CACHE': d, 'GUPNM_APT_MAX_AGE': '360'}):
+                self.assertIsNone(apt._fresh_conf())             # never written
+                conf.write_text('x')
+                stamp.write_text('')
+                now = stamp.stat().st_mtime
+                self.assertEqual(apt._fresh_conf(now + 60), str(conf))
+                self.assertIsNone(apt._fresh_conf(now + 361 * 60))  # lists stale
+                old = apt.SCRIPT.stat().st_mtime - 10
+                os.utime(conf, (old, old))                       # script changed since
+                self.assertIsNone(apt._fresh_conf(now + 60))
+
+
 class HostCandidateTest(unittest.TestCase):
     """The host's candidate is asked once per state of the host's apt."""
 
