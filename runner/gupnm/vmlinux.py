@@ -77,7 +77,7 @@ def check_kernel(image: Path) -> str:
     """
     try:
         with open(image, "rb") as fh:
-            head = fh.read(0x210)
+            head = fh.read(1 << 16)         # setup header or ELF headers
         size = image.stat().st_size
     except OSError as err:
         raise UsageError(f"cannot read kernel image {image}: {err.strerror}") from None
@@ -86,7 +86,7 @@ def check_kernel(image: Path) -> str:
         kind, want = "bzImage", bzimage_size(head)
     elif head[:4] == b"\x7fELF" and len(head) >= 20 and \
             struct.unpack_from("<H", head, 18)[0] == 62:
-        kind, want = "elf", elf_size(image.read_bytes()[:1 << 16] if size else b"")
+        kind, want = "elf", elf_size(head)
     if kind and want is not None and size < want:
         raise UsageError(f"{image} is cut short: {size} bytes, its {kind} headers "
                          f"say {want}; copy the image again")
