@@ -146,6 +146,9 @@ def _results_dir(args, spec: str) -> Path:
     """A new results folder of this run alone (UsageError when unusable)."""
     if args.results:
         path = args.results
+        if path.exists() and not path.is_dir():
+            raise UsageError(f"--results {path} is not a directory: name a new "
+                             "or empty directory")
         try:
             path.mkdir(parents=True, exist_ok=True)
             probe = path / f".gupnm-write-test-{os.getpid()}"
@@ -216,7 +219,8 @@ def check_input(spec: str, args) -> None:
     if kind == "image":
         image = Path(parts[0])
         if not image.is_file():
-            raise UsageError(f"kernel image {image} does not exist")
+            raise UsageError(f"kernel image {image} "
+                             + ("is not a file" if image.exists() else "does not exist"))
         vmlinux.check_kernel(image)
         if not Path(parts[1]).is_dir():
             raise UsageError(f"{parts[1]} is not a directory: name the kernel's "

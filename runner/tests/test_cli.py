@@ -672,6 +672,17 @@ class EarlyErrorTest(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertEqual(json.loads(out)['error'], 'bad spec x')
 
+    def test_results_that_is_a_file_or_a_device(self):
+        for path in ('/dev/null', __file__):
+            rc, _, err = call(['run', '--results', path])
+            self.assertEqual(rc, 2)
+            self.assertIn(f'--results {path} is not a directory', err)
+
+    def test_image_that_is_a_device(self):
+        rc, _, err = call(['run', '--kernel', 'image:/dev/null:/tmp'])
+        self.assertEqual(rc, 2)
+        self.assertIn('kernel image /dev/null is not a file', err)
+
     def test_shown(self):
         self.assertEqual(cli.shown('a\nb'), "'a\\nb'")
         self.assertEqual(cli.shown('ab'), "'ab'")
