@@ -8,7 +8,8 @@
   left, summary says interrupted); parse refuses a forged log;
 - two runs at once in one clone (own folders, same right answer), and in
   two clones with different sources (a clone whose driver fails to load
-  skips, 4, while this one says 1): caches keyed by content;
+  says 3, while this one says 1): caches keyed by content;
+- corruption, full disks and kills (issue 21): contract_robust.py;
 - every summary produced validates against runner/summary.schema.json;
 - a fresh Debian 12 root (mmdebstrap: git, make, python3, nothing else)
   runs `make run` to the verdict; the host's apt state is not touched.
@@ -174,8 +175,8 @@ def check_exit_codes(t, tmp: Path) -> None:
     r = gupnm(["run", "--kernel", BUG_KERNEL, "--append", "module_blacklist=gup_test",
                "--results", res("row4")])
     ok, detail = _expect(r, 4, outcome="skip", verdict="SKIP")
-    t.record("contract: exit 4, the whole test skipped (gup_test blacklisted: "
-             "the test cannot load its module)", ok, detail)
+    t.record("contract: exit 4, the whole test skipped (gup_test blacklisted on "
+             "purpose with --append: the one module failure that stays a skip)", ok, detail)
 
     check_sigint(t, tmp / "row130")
     check_parse(t, tmp)
@@ -315,9 +316,11 @@ def check_parallel(t, tmp: Path) -> None:
                               (["run", "--kernel", BUG_KERNEL, "--results",
                                 str(tmp / "par-broken")], other)])
     ok1, d1 = _expect(mine, 1, verdict=BUG_MESSAGE)
-    ok2, d2 = _expect(theirs, 4, outcome="skip")
+    ok2, d2 = _expect(theirs, 3, outcome="error")
+    ok2 = ok2 and "did not load" in " ".join((theirs.summary or {}).get("problems", []))
     t.record("parallel: two clones with different sources at once: this one says 1 "
-             "(bug present), the one with a driver that cannot load says 4", ok1 and ok2,
+             "(bug present), the one with a driver that cannot load says 3 (the "
+             "runner's module did not load: never a skip)", ok1 and ok2,
              d1 + "\n" + d2)
 
 
@@ -414,9 +417,11 @@ def _mounted_under(root: Path) -> list[str]:
 
 
 def run_all(t, *, fresh: bool = True) -> None:
+    from . import contract_robust
     tmp = Path(tempfile.mkdtemp(prefix="contract-", dir=cache_dir()))
     try:
         check_exit_codes(t, tmp)
+        contract_robust.run_all(t, tmp)
         check_parallel(t, tmp)
         if fresh:
             check_fresh_machine(t)

@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import chroot, debian, source, vmlinux
-from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
+from . import apt, cache, chroot, debian, source, vmlinux
+from .host import REPO, RunnerError, UsageError, cache_dir, locked, owner_tag, progress, run
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
 
@@ -120,12 +120,18 @@ def _mk(p: Path) -> Path:
 def _build_module_locked(kdir: Path, out: Path, dk=None,
                          kbuild: tuple[str, ...] = ()) -> Path:
     ko = out / "gup_test.ko"
-    if ko.exists():
-        return ko
+    cache.checked(out, lambda: _fill_module(kdir, out, ko, dk, kbuild),
+                  group="kernels")
+    return ko
+
+
+def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
+                 kbuild: tuple[str, ...] = ()) -> None:
+    """Build @ko into a private folder, record it, rename it to @out."""
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.parent / f"{out.name}.log"
     log.write_text("")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-{owner_tag()}-", dir=out.parent))
     src = gup_test_source()
     for name in ("gup_test.c", "gup_test.h"):
         shutil.copy2(src / name, tmp / name)
@@ -151,11 +157,11 @@ def _build_module_locked(kdir: Path, out: Path, dk=None,
                 log=log, what="module build")
         if not (tmp / ko.name).exists():
             raise RunnerError(f"module build left no {ko.name}; see {log}")
+        cache.record(tmp, [ko.name])
         shutil.rmtree(out, ignore_errors=True)
         os.replace(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return ko
 
 
 def _static_build(group: str, name: str, src: Path, inputs: list[Path],
@@ -175,23 +181,26 @@ def _static_build(group: str, name: str, src: Path, inputs: list[Path],
         h.update(cc.encode())
     key = h.hexdigest()[:20]
     out = cache_dir() / group / key / name
-    if out.exists():
+    if out.exists() and cache.check(out.parent) is None:
         return out
-    with locked(cache_dir() / "locks" / f"{group}-{key}.lock"):
-        if out.exists():
-            return out
+
+    def fill() -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         for d in mkdirs:
             d.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=out.parent)) / out.name
+        tmp = Path(tempfile.mkdtemp(prefix=f".build-{owner_tag()}-",
+                                        dir=out.parent)) / out.name
         progress(f"building {name} (static)")
         try:
             run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror",
                  *[a for inc in includes for a in ("-I", inc)], "-o", tmp, src,
                  *libs], what=f"{name} build")
             os.replace(tmp, out)
+            cache.record(out.parent, [out.name])
         finally:
             shutil.rmtree(tmp.parent, ignore_errors=True)
+    with locked(cache_dir() / "locks" / f"{group}-{key}.lock"):
+        cache.checked(out.parent, fill, group="kernels")
     return out
 
 
@@ -275,7 +284,7 @@ def _kselftest_tree() -> Path:
     with locked(cache_dir() / "locks" / f"kselftest-{key}.lock"):
         if not (tree / "tools/testing/selftests/kselftest.h").exists():
             progress(f"taking the kselftest headers out of {deb.name}")
-            tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=store))
+            tmp = Path(tempfile.mkdtemp(prefix=f".unpack-{owner_tag()}-", dir=store))
             try:
                 script = ('dpkg-deb --fsys-tarfile "$1" | '
                           'tar -xO --wildcards "./usr/src/linux-source-*.tar.xz" | '
@@ -303,10 +312,7 @@ def _linux_source_deb(series: str) -> Path:
     debs = cache_dir() / "debs"
     debs.mkdir(parents=True, exist_ok=True)
     with locked(cache_dir() / "locks" / f"{pkg}-deb.lock"):
-        policy = subprocess.run(["apt-cache", "policy", pkg], capture_output=True,
-                                text=True).stdout
-        m = re.search(r"Candidate: (\S+)", policy)
-        version = m.group(1) if m and m.group(1) != "(none)" else None
+        version = apt.host_candidate(pkg, debs)
         if version:
             file = debs / f"{pkg}_{version.replace(':', '%3a')}_all.deb"
             if file.exists():

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Mapping, Optional
 from . import stats
 from .tap import STATUSES as _STATUSES
 from .tap import PRE_65, expect_pre65
-from .tap import (TapResult, bench_params, bug_present, counts, diagnosis, failed_results,
+from .tap import (SHADOW, TapResult, bench_params, bug_present, counts, diagnosis, failed_results,
                   summarize)
 
 SCHEMA = 2
@@ -97,6 +97,29 @@ def exit_code(outcome: str, *, problems: Iterable[str] = (), reached_test: bool 
     # 'error': the test said it failed (Bail out!, exit 1) after starting:
     # a failure; no results at all: it did not run.
     return EXIT_FAIL if exit_status == 1 and has_results else EXIT_INFRA
+
+
+def missing_for_pass(tap: TapResult, exit_status: Optional[int], *,
+                     own_test: bool = True) -> list[str]:
+    """What a log lacks to be called a pass (empty: nothing): the test's own
+    shadow verdict (@own_test: not for another program's output), its plan
+    complete, and the guest's exit marker. run and parse both ask this, so
+    they agree on the same logs; anything missing makes the run 3."""
+    missing = []
+    if own_test and not any(b == SHADOW for b, _ in tap.verdicts):
+        missing.append("the test's own shadow verdict (no '# verdict shadow ...' line)")
+    if tap.plan is None:
+        missing.append("a plan (no '1..N' line)")
+    elif len(tap.results) < tap.plan:
+        missing.append(f"a complete plan ({len(tap.results)} of {tap.plan} results)")
+    if exit_status is None:
+        missing.append("the guest's exit marker (GUPNM-EXIT / GUPNM-TEST-END)")
+    return missing
+
+
+def not_a_pass(missing: list[str]) -> str:
+    """The problem line for missing_for_pass()'s answer."""
+    return "not a pass, the log lacks " + "; ".join(missing)
 
 
 def _outcome(tap: TapResult, splat_list: list, exit_status: Optional[int]) -> str:

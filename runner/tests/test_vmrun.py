@@ -340,8 +340,11 @@ class RunTest(VmFake, unittest.TestCase):
         # Recorded when the benchmark was the test's: no bench section.
         self.assertEqual(out.summary['notes'],
                          ['the guest printed no output of ./gup_fast_bench'])
-        # Per run (inside the results directory), never shared between runs.
-        self.assertEqual(workdir, self.outdir / 'initramfs')
+        # Per run, never shared between runs: a folder of the run's own in
+        # the cache's tmp/ (named for its owner), gone when the run ends.
+        self.assertEqual(workdir.parent, self.tmp / 'cache' / 'tmp')
+        self.assertRegex(workdir.name, r'^run-\d+\.\d+-')
+        self.assertFalse(workdir.exists())
 
     def test_real_run_vmtests_boot_reproduces_real_summary(self):
         want = json.loads((REAL / 'source-6.12-nofix.summary.json').read_text())
@@ -519,6 +522,92 @@ class RunTest(VmFake, unittest.TestCase):
         out = self.run_vm()
         self.assertEqual((out.exit_code, out.summary['outcome']), (4, 'skip'))
         self.assertEqual(out.summary['problems'], [])    # no module: rmmod fails, as it must
+
+    def test_module_that_did_not_load_is_3_never_a_skip(self):
+        # Issue 21: a corrupt cached module ended SKIP, exit 4: green in CI.
+        skip = 'TAP version 13\n1..0 # SKIP /sys/kernel/debug/test_gup_fast/shadow missing\n'
+        failed = ('[    4.3] test_gup_fast: loading out-of-tree module taints kernel.\n'
+                  '[    4.4] test_gup_fast: disagrees about version of symbol module_layout\n'
+                  "modprobe: can't load module test_gup_fast (extra/test_gup_fast.ko): "
+                  'Invalid argument\ngupnm: modprobe test_gup_fast failed\n')
+        self.boots.append((failed + mini_console(tap_text=skip),
+                           mini_status(exit_code=4, rmmod='failed', tap_text=skip), 0))
+        out = self.run_vm()
+        self.assertEqual((out.exit_code, out.summary['outcome']), (3, 'error'))
+        self.assertIn('did not load (modprobe: Invalid argument; kernel: test_gup_fast: '
+                      'disagrees about version of symbol module_layout)',
+                      out.summary['problems'][0])
+        self.assertIn('cache --clean kernels', out.summary['problems'][0])
+
+    def test_module_blacklisted_on_purpose_stays_a_skip(self):
+        skip = 'TAP version 13\n1..0 # SKIP /sys/kernel/debug/test_gup_fast/shadow missing\n'
+        console = ('[    0.0] Kernel command line: rdinit=/init module_blacklist=test_gup_fast\n'
+                   '[    4.4] Module test_gup_fast is blacklisted\n'
+                   "modprobe: can't load module test_gup_fast (extra/test_gup_fast.ko): "
+                   'Operation not permitted\ngupnm: modprobe test_gup_fast failed\n')
+        self.boots.append((console + mini_console(tap_text=skip),
+                           mini_status(exit_code=4, rmmod='failed', tap_text=skip), 0))
+        out = self.run_vm()
+        self.assertEqual((out.exit_code, out.summary['problems']), (4, []))
+        self.assertIn('blacklisted on the kernel command line', out.summary['notes'][0])
+
+    def test_pass_needs_the_shadow_verdict(self):
+        other = 'TAP version 13\n1..1\nok 1 something_else\n'
+        self.boots.append((mini_console(tap_text=other), mini_status(tap_text=other), 0))
+        out = self.run_vm()
+        self.assertEqual(out.exit_code, 3)
+        self.assertIn("the test's own shadow verdict", out.summary['problems'][0])
+
+    def test_a_command_needs_no_shadow_verdict(self):
+        other = 'TAP version 13\n1..1\nok 1 something_else\n'
+        self.boots.append((mini_console(tap_text=other), mini_status(tap_text=other), 0))
+        out = self.run_vm(program=('./gup_test -a', self.tmp / 'gup_test'))
+        self.assertEqual(out.exit_code, 0, out.summary['problems'])
+
+    def test_logs_the_results_folder_does_not_take_keep_the_verdict(self):
+        # Issue 21: a full results disk after the guest ran: the verdict was
+        # lost ("not run" in summary.json, no junit.xml).
+        self.boots.append((mini_console(), mini_status(), 0))
+        real_write = Path.write_text
+
+        def full(path, *a, **kw):
+            if path.name in ('tap.txt', 'dmesg.txt'):
+                raise OSError(28, 'No space left on device', str(path))
+            return real_write(path, *a, **kw)
+        with mock.patch.object(Path, 'write_text', full):
+            out = self.run_vm()
+        self.assertEqual((out.exit_code, out.summary['outcome']), (0, 'pass'))
+        self.assertIn('did not take tap.txt (No space left on device), dmesg.txt',
+                      out.summary['problems'][-1])
+        self.assertFalse((self.outdir / 'tap.txt').exists())
+
+    def test_reports_the_folder_does_not_take_keep_the_verdict(self):
+        self.boots.append((mini_console(), mini_status(), 0))
+        with mock.patch.object(vmrun.junit, 'write',
+                               side_effect=OSError(28, 'No space left on device')):
+            out = self.run_vm()
+        self.assertEqual(out.exit_code, 0)
+        self.assertIn('the reports could not be written', out.summary['problems'][-1])
+
+    def test_initramfs_that_cannot_be_built_leaves_nothing(self):
+        def half(payload, work):
+            (work / 'root').mkdir()
+            (work / 'initramfs.cpio').write_bytes(b'half')
+            raise OSError(28, 'No space left on device', str(work / 'initramfs.cpio'))
+        self.build.side_effect = half
+        with self.assertRaises(OSError):
+            self.run_vm()
+        self.assertEqual(list((self.tmp / 'cache' / 'tmp').iterdir()), [])
+        self.assertFalse((self.outdir / 'initramfs').exists())
+
+    def test_cached_image_qemu_refuses_is_3_naming_the_cache(self):
+        (self.tmp / 'out').mkdir()
+        (self.tmp / 'out' / 'qemu.log').write_text(
+            'qemu-system-x86_64: Error loading uncompressed kernel without PVH ELF Note\n')
+        self.boots.append(('', '', 1))
+        out = self.run_vm()
+        self.assertEqual(out.exit_code, 3)
+        self.assertIn('cache --clean kernels', out.summary['problems'][0])
 
     def test_exit_status_that_contradicts_the_tap_is_3(self):
         self.boots.append((mini_console(), mini_status(exit_code=4), 0))
