@@ -7,7 +7,6 @@ the host's own /boot or /lib/modules.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import os
 import signal
@@ -17,7 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -104,9 +103,9 @@ def progress(msg: str) -> None:
 # stops waiting for it (an exception, SIGINT, SIGTERM) and which a small
 # watchdog process kills when the runner dies without a word (SIGKILL):
 # it holds a pipe from the runner and wakes on its end-of-file. A child
-# also gets PR_SET_PDEATHSIG, in case the watchdog went too.
-PR_SET_PDEATHSIG = 1
-_libc = ctypes.CDLL(None, use_errno=True)
+# also gets PR_SET_PDEATHSIG, in case the watchdog went too, through
+# setpriv(1) (util-linux, Essential in Debian) rather than a preexec_fn,
+# which is not safe while the runner has threads.
 # Never a pgid below 2: killpg(1) is kill(-1), every process there is.
 WATCHDOG = """
 import os, signal, sys, time
@@ -137,15 +136,15 @@ def _killpg(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-def die_with_parent(sig: int = signal.SIGKILL) -> Callable[[], None]:
-    """A preexec_fn: the child gets @sig when the runner's thread ends."""
-    parent = os.getpid()
-
-    def preexec() -> None:
-        _libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
-        if os.getppid() != parent:          # the runner died before prctl
-            os._exit(1)
-    return preexec
+def die_with_parent(cmd: Sequence[str], sig: int = signal.SIGKILL) -> list[str]:
+    """@cmd, made to get @sig when the runner dies (setpriv sets
+    PR_SET_PDEATHSIG, which exec keeps, and execs it); @cmd alone on a host
+    without setpriv (the watchdog still covers it)."""
+    setpriv = shutil.which("setpriv")
+    cmd = [str(c) for c in cmd]
+    if not setpriv:
+        return cmd
+    return [setpriv, f"--pdeathsig={signal.Signals(sig).name[3:]}", "--", *cmd]
 
 
 def _watch(op: str, pgid: int) -> None:
@@ -165,8 +164,7 @@ def _watch(op: str, pgid: int) -> None:
 def spawn(cmd: Sequence[str], *, term: int = signal.SIGKILL, **kw) -> subprocess.Popen:
     """Popen @cmd as the leader of a group of its own that dies with the
     runner (@term: the signal the leader gets if the runner dies first)."""
-    proc = subprocess.Popen(list(map(str, cmd)), start_new_session=True,
-                            preexec_fn=die_with_parent(term), **kw)
+    proc = subprocess.Popen(die_with_parent(cmd, term), start_new_session=True, **kw)
     # Only a real child (a test's stand-in never gets a signal sent).
     if type(proc) is subprocess.Popen and proc.pid > 1:
         _groups.add(proc.pid)

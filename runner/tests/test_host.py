@@ -129,6 +129,16 @@ class ChildrenTest(unittest.TestCase):
             runner.kill()
             runner.wait()
 
+    def test_die_with_parent_through_setpriv(self):
+        import shutil
+        import signal
+        if not shutil.which('setpriv'):
+            self.skipTest('no setpriv')
+        argv = host.die_with_parent(['sleep', 1], signal.SIGTERM)
+        self.assertEqual(argv[1:], ['--pdeathsig=TERM', '--', 'sleep', '1'])
+        with mock.patch.object(host.shutil, 'which', return_value=None):
+            self.assertEqual(host.die_with_parent(['sleep', 1]), ['sleep', '1'])
+
     def test_a_stand_in_is_never_signalled(self):
         proc = mock.Mock(pid=1)
         with mock.patch.object(host.os, 'killpg') as killpg:

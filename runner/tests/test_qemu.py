@@ -257,7 +257,9 @@ class BootTest(unittest.TestCase):
         self.assertEqual(res.console.read_bytes(), b'')     # created empty before the boot
         self.assertEqual(res.command, command('tcg', console=out / 'console.log',
                                               status=out / 'status.log'))
-        self.assertEqual(popen.call_args.args[0], res.command)
+        argv = popen.call_args.args[0]
+        self.assertEqual(argv[-len(res.command):], res.command)
+        self.assertEqual(argv[1:3], ['--pdeathsig=KILL', '--'])    # through setpriv
         self.assertEqual(popen.call_args.kwargs['stdin'], subprocess.DEVNULL)
         self.assertTrue(popen.call_args.kwargs['start_new_session'])
         proc.wait.assert_called_once_with(timeout=5)
