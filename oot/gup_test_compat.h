@@ -21,12 +21,13 @@
 #endif
 
 /*
- * On 7.x folio_is_longterm_pinnable() calls get_pfnblock_migratetype(),
- * which shipped kernels do not export (seen on 7.3; 6.12 links without it;
- * upstream, the tristate patch exports it to gup_test): out of tree,
+ * folio_is_longterm_pinnable() reaches page-block helpers that shipped
+ * kernels do not export where CMA is built in (get_pfnblock_flags_mask() on
+ * Debian's 6.1 and 6.12 arm64) and on 7.x (get_pfnblock_migratetype(), seen
+ * on 7.3; upstream, the tristate patch exports it to gup_test): out of tree,
  * PIN_LONGTERM_BENCHMARK's sanity check loses its CMA half.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+#if IS_ENABLED(CONFIG_CMA) || LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
 #define folio_is_longterm_pinnable(folio)	((void)(folio), true)
 #endif
 
