@@ -289,7 +289,7 @@ def _run(prep: Prepared, opts: VmOptions, outdir: Path, work: Path,
     _save(outdir, "tap.txt", tap_text, unwritten)
     parsed = tap.parse_tap(tap_text.splitlines())
     if bench_command is not None and st.bench is not None:
-        (outdir / "bench.txt").write_text(st.bench)
+        _save(outdir, "bench.txt", st.bench, unwritten)
         merge_bench(parsed, tap.parse_tap(st.bench.splitlines()))
     splats = console.find_splats(con) or console.find_splats(st.dmesg)
     if st.dmesg:
