@@ -183,7 +183,10 @@ def check_exit_codes(t, tmp: Path) -> None:
 
 
 # gup_test's init replaced by one that fails: the module cannot load.
+# <linux/module.h> first: it defines late_initcall() for modules, and its
+# include guard then keeps gup_test.c's own include from undoing this.
 BROKEN_INIT = ("/* broken on purpose by make check */\n"
+               "#include <linux/module.h>\n#undef late_initcall\n"
                "#define late_initcall(fn) static int __init gupnm_broken_init(void) "
                "{ return -ENODEV; } module_init(gupnm_broken_init)\n")
 
