@@ -2,7 +2,7 @@
 # gup_null_mapping: a selftest, a test driver and a fix for GUP-fast on
 # NULL-mapping order-0 folios, with a runner that boots real kernels.
 #
-#   make run        boot Debian's newest 6.12 kernel in QEMU and run the test
+#   make run        boot bookworm-security's newest kernel (a 6.12) in QEMU and run the test
 #                   (KERNEL=debian:6.1, source:debian-6.12:nofix, ... ; see
 #                   runner/gupnm-run run --help)
 #   make compare    the benchmark on two kernels, side by side, with a plot

@@ -1,13 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Build lib/test_gup_fast.ko out of tree against a kernel build directory
-# (an installed /lib/modules/<release>/build, unpacked Debian headers, or a
-# configured kernel build tree), without touching that kernel.
+# Build gup_test.ko, the upstream series' mm/gup_test.c, out of tree against
+# a kernel build directory (an installed /lib/modules/<release>/build,
+# unpacked Debian headers, or a configured kernel build tree), without
+# touching that kernel.
 #
 #   oot/build-module.sh KDIR OUTDIR [extra kbuild arguments, e.g. W=1 C=1]
 #
-# OUTDIR receives symlinks to the sources and the build products; the
-# module is OUTDIR/test_gup_fast.ko.
+# OUTDIR receives the sources (oot/gup_test-source.sh writes gup_test.c and
+# gup_test.h there unless they are there already) and the build products;
+# the module is OUTDIR/gup_test.ko.
 set -euo pipefail
 
 usage() {
@@ -20,7 +22,7 @@ kdir=$1
 outdir=$2
 shift 2
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 if [ ! -f "$kdir/Makefile" ]; then
 	echo "error: $kdir has no Makefile: not a kernel build directory." >&2
@@ -31,9 +33,11 @@ fi
 
 mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
-for f in oot/Kbuild oot/test_gup_fast_compat.h lib/test_gup_fast.c \
-	 lib/test_gup_fast_uapi.h; do
-	ln -sfn "$repo/$f" "$outdir/$(basename "$f")"
+if [ ! -f "$outdir/gup_test.c" ] || [ ! -f "$outdir/gup_test.h" ]; then
+	"$here/gup_test-source.sh" "$outdir"
+fi
+for f in Kbuild gup_test_compat.h; do
+	ln -sfn "$here/$f" "$outdir/$f"
 done
 
 jobs=$(nproc 2>/dev/null || echo 1)

@@ -99,9 +99,12 @@ while IFS='|' read -r message edits files author; do
 	author=${author:-$ident}
 	msg=$scratch/msg
 	cp "$gen/$message" "$msg"
-	# Our Signed-off-by joins the message's trailer block, or starts one.
-	tail -n1 "$msg" | grep -q '^[A-Za-z-]*: ' || echo >>"$msg"
-	echo "Signed-off-by: $ident" >>"$msg"
+	# The sender's Signed-off-by (-g) joins the message's trailer block, or
+	# starts one; the committed drafts carry none (no DCO without a person).
+	if [ -n "$git_identity" ]; then
+		tail -n1 "$msg" | grep -q '^[A-Za-z-]*: ' || echo >>"$msg"
+		echo "Signed-off-by: $ident" >>"$msg"
+	fi
 	tree=$(git -C "$base" write-tree)
 	head=$(GIT_AUTHOR_NAME=${author% <*} GIT_AUTHOR_EMAIL=$(echo "${author##*<}" | tr -d '>') \
 		git -C "$base" commit-tree "$tree" -p "$head" -F "$msg")
@@ -110,12 +113,14 @@ done <"$sdir/steps"
 prefix=PATCH
 [ -f "$sdir/subject-prefix" ] && prefix=$(head -n1 "$sdir/subject-prefix")
 tmp_out=$(mktemp -d)
-git -C "$base" -c core.abbrev=12 format-patch -q --cover-letter --no-signature \
+cover_opt=--no-cover-letter
+[ -f "$sdir/cover-letter.txt" ] && cover_opt=--cover-letter
+git -C "$base" -c core.abbrev=12 format-patch -q "$cover_opt" --no-signature \
 	--zero-commit --no-binary --from="$ident" --subject-prefix="$prefix" \
 	-o "$tmp_out" "$start..$head"
 
 cover=$tmp_out/0000-cover-letter.patch
-python3 - "$cover" "$sdir/cover-letter.txt" <<'PY'
+[ ! -f "$sdir/cover-letter.txt" ] || python3 - "$cover" "$sdir/cover-letter.txt" <<'PY'
 import sys
 path, blurb_file = sys.argv[1:3]
 subject, _, blurb = open(blurb_file).read().partition("\n")
@@ -132,4 +137,6 @@ mkdir -p "$out"
 rm -f "$out"/*.patch "$out/series"
 cp "$tmp_out"/* "$out/"
 rm -rf "$tmp_out"
-echo "gen-series: wrote $(wc -l <"$out/series") patches and a cover letter ($series, base $pkg $version) to $out"
+what="$(wc -l <"$out/series") patches"
+[ -f "$sdir/cover-letter.txt" ] && what="$what and a cover letter"
+echo "gen-series: wrote $what ($series, base $pkg $version) to $out"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # Run in the guest by init as its test command (runner/gupnm/kselftest_paths.py):
-# the gup_fast selftest the three ways the kernel community runs selftests.
+# the gup_test category (with gup_null_mapping) the three ways the kernel community runs selftests.
 #   run_tests  make -C <tree>/tools/testing/selftests TARGETS=mm run_tests
 #   install    <install>/run_kselftest.sh -t <collection:test>
 #   tarball    the gen_tar tarball unpacked in /tmp, run the same way
@@ -12,7 +12,7 @@
 # KST_RUN_TESTS_ARGS and KST_PATHS (which paths, in order).
 # shellcheck source=/dev/null
 . /opt/gupnm-kst/env
-export VM_SELFTEST_ITEMS=gup_fast
+export VM_SELFTEST_ITEMS=gup_test
 export PATH=/usr/bin:/usr/sbin:/bin:/sbin
 
 # udev makes these on a real system; devtmpfs does not. run_kselftest.sh
@@ -23,9 +23,9 @@ export PATH=/usr/bin:/usr/sbin:/bin:/sbin
 [ -e /dev/stdout ] || ln -s /proc/self/fd/1 /dev/stdout
 [ -e /dev/stderr ] || ln -s /proc/self/fd/2 /dev/stderr
 
-# init has loaded test_gup_fast (modprobe, from /lib/modules): 7.3's
-# run_vmtests.sh loads it for the gup_fast category when it is missing,
-# 6.12's does not, so it stays loaded for every path.
+# init has loaded gup_test (modprobe, from /lib/modules); run_vmtests.sh
+# loads it for the gup_test category only when its file is missing, so it
+# stays loaded for every path.
 
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 

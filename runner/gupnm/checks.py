@@ -23,6 +23,7 @@ from pathlib import Path
 from . import chroot, contract, debian, matrix, numa, source
 from . import arm64_checks  # issue 13: make check-arm64
 from . import kselftest_checks  # issue 11: kselftest paths, LAVA
+from . import probe_checks  # issue 19: the module-free probe
 from .host import REPO, RunnerError, cache_dir, ensure_tools, progress
 
 
@@ -105,41 +106,58 @@ def check_module_builds(t: Tally) -> None:
                 lambda spec=spec: build_in_root(spec))
 
 
+def _test_includes(base: Path) -> list[str]:
+    """-I arguments of the test: <mm/gup_test.h> as the series leaves it,
+    "../kselftest.h" from the series' base tree @base."""
+    from .kernels import gup_test_source
+    return ["-I", str(gup_test_source() / "include"),
+            "-I", str(base / "tools/testing/selftests/mm")]
+
+
 def check_selftest_build(t: Tally, base: Path) -> None:
     def build():
         with tempfile.TemporaryDirectory() as tmp:
-            return _sh(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror",
-                        "-I", REPO, "-I", base / "tools/testing/selftests/mm",
-                        "-o", Path(tmp) / "t",
-                        REPO / "tools/testing/selftests/mm/gup_null_mapping.c",
-                        "-lpthread", "-lm"])[0] == 0, ""
+            rc, out = _sh(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror",
+                           *_test_includes(base), "-o", Path(tmp) / "t",
+                           REPO / "tools/testing/selftests/mm/gup_null_mapping.c"])
+            return rc == 0, out
     t.guard("host: gup_null_mapping compiles with -Wall -Wextra -Werror", build)
 
 
 # make check runs the NUMA pressure check short; make check-numa runs 200.
 NUMA_SHORT_RUNS = 20
 CROSS_CC = "aarch64-linux-gnu-gcc"
+# Debian's cross compilers the test must build with, each from gcc-<triplet>
+# and libc6-dev-<arch>-cross (.ci/run installs them): syscall numbers and
+# types differ between them (memfd_secret has no number on some).
+CROSS_CCS = {"arm64": CROSS_CC, "armhf": "arm-linux-gnueabihf-gcc",
+             "ppc64el": "powerpc64le-linux-gnu-gcc", "s390x": "s390x-linux-gnu-gcc",
+             "riscv64": "riscv64-linux-gnu-gcc"}
+
+
+def _cross_build(cc: str, src: Path, includes: list[str]) -> tuple[bool, str]:
+    if not shutil.which(cc):
+        return False, f"{cc} not found: apt-get install gcc-{cc[:-len('-gcc')]} (.ci/run does)"
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, out = _sh([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror",
+                       *includes, "-o", Path(tmp) / "t", src, "-lpthread", "-lm"])
+        return rc == 0, out
 
 
 def check_cross_builds(t: Tally, base: Path) -> None:
-    """The test and the stress program for arm64 (Debian's cross compiler,
-    crossbuild-essential-arm64), -Wall -Wextra -Werror: nothing x86-only."""
-    sources = [("gup_null_mapping", "tools/testing/selftests/mm/gup_null_mapping.c",
-                base / "tools/testing/selftests/mm"),
-               ("gupnm_stress", "hardening/gupnm_stress.c",
-                base / "tools/testing/selftests")]
-    for name, src, inc in sources:
-        def build(src=src, inc=inc):
-            if not shutil.which(CROSS_CC):
-                return False, (f"{CROSS_CC} not found: apt-get install "
-                               "crossbuild-essential-arm64")
-            with tempfile.TemporaryDirectory() as tmp:
-                rc, out = _sh([CROSS_CC, "-static", "-O2", "-Wall", "-Wextra",
-                               "-Werror", "-I", REPO, "-I", inc,
-                               "-o", Path(tmp) / "t", REPO / src, "-lpthread", "-lm"])
-                return rc == 0, out
-        t.guard(f"host: {name} cross-compiles for arm64 ({CROSS_CC}) with "
-                "-Wall -Wextra -Werror", build)
+    """The test for every architecture of CROSS_CCS and the stress program
+    for arm64, -Wall -Wextra -Werror: nothing x86-only."""
+    test = REPO / "tools/testing/selftests/mm/gup_null_mapping.c"
+    for arch, cc in CROSS_CCS.items():
+        t.guard(f"host: gup_null_mapping cross-compiles for {arch} ({cc}) with "
+                "-Wall -Wextra -Werror",
+                lambda cc=cc: _cross_build(cc, test, _test_includes(base)))
+    from .kernels import gup_test_source
+    stress_inc = ["-I", str(gup_test_source() / "include"),
+                  "-I", str(base / "tools/testing/selftests")]
+    t.guard(f"host: gupnm_stress cross-compiles for arm64 ({CROSS_CC}) with "
+            "-Wall -Wextra -Werror",
+            lambda: _cross_build(CROSS_CC, REPO / "hardening/gupnm_stress.c", stress_inc))
 
 
 def shell_scripts() -> list[Path]:
@@ -220,8 +238,31 @@ def check_series(t: Tally, series: str, base: Path) -> None:
                            f"OUTPUT={out}", f"{out}/gup_null_mapping"])
             warnings = [l for l in log.splitlines() if "warning:" in l]
             return rc == 0 and not warnings, "\n".join(warnings) or log
-    t.guard(f"{label}: gup_null_mapping builds with the tree's own "
-            "selftests/mm Makefile, no warnings", kselftest_build)
+    if series != "stable-6.12":     # stable: the fix alone, no test
+        t.guard(f"{label}: gup_null_mapping builds with the tree's own "
+                "selftests/mm Makefile, no warnings", kselftest_build)
+
+    def signoffs():
+        # The committed drafts are unsigned; make patches-to-send (-g) adds
+        # the sender's own Signed-off-by to every patch.
+        ours = [p.name for p in patches if re.search(
+            r"^Signed-off-by: .*example\.org>$", p.read_text(), re.M)]
+        sender = "A Sender <sender@kernel.invalid>"
+        env = {**os.environ, "GIT_CONFIG_COUNT": "2",
+               "GIT_CONFIG_KEY_0": "user.name", "GIT_CONFIG_VALUE_0": "A Sender",
+               "GIT_CONFIG_KEY_1": "user.email",
+               "GIT_CONFIG_VALUE_1": "sender@kernel.invalid"}
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, out = _sh([REPO / "patchgen/gen-series.sh", "-g", "-o", tmp, "-b",
+                           base, series], env=env)
+            if rc:
+                return False, out
+            unsigned = [p.name for p in sorted(Path(tmp).glob("00[0-9][1-9]-*.patch"))
+                        if f"Signed-off-by: {sender}" not in p.read_text()]
+        return not ours and not unsigned, (f"project sign-offs in {ours}; "
+                                           f"-g left unsigned: {unsigned}")
+    t.guard(f"{label}: drafts carry no Signed-off-by of the project's; "
+            "make patches-to-send adds the sender's", signoffs)
 
     try:
         checkpatch = base / "scripts/checkpatch.pl"
@@ -234,15 +275,16 @@ def check_series(t: Tally, series: str, base: Path) -> None:
     fixes = [p for p in patches if source.is_fix(p)]
     if series == "stable-6.12":
         def backport():
-            if [p.name for p in fixes] != [patches[0].name]:
-                return False, "the fix must be the series' first and only mm/gup.c patch"
+            if [p.name for p in fixes] != [p.name for p in patches] or len(patches) != 1:
+                return False, ("stable takes the fix alone: one patch, the backport "
+                               f"(got {', '.join(p.name for p in patches)})")
             text = fixes[0].read_text()
             want = [FIXES_TAG, UPSTREAM_LINE, "From: John Hubbard <jhubbard@nvidia.com>"]
             missing = [w for w in want if w not in text]
             return not missing, "missing: " + "; ".join(missing)
-        t.guard(f"{label}: the fix comes first, as a backport of {UPSTREAM_FIX} "
-                "(upstream author, 'commit ... upstream.' line, exact Fixes: tag)",
-                backport)
+        t.guard(f"{label}: the fix alone, as a backport of {UPSTREAM_FIX} "
+                "(upstream author, 'commit <full sha> upstream.' line, exact "
+                "Fixes: tag)", backport)
     else:
         t.guard(f"{label}: no mm/gup.c change (the fix is upstream)",
                 lambda: (not fixes, ", ".join(p.name for p in fixes)))
@@ -259,7 +301,7 @@ def check_prefixes(t: Tally) -> None:
 
             def build(tree=tree, sel=sel):
                 sk = source.prepare(tree, sel)
-                have = ["vmlinux"] + (["test_gup_fast.ko"] if sk.module else [])
+                have = ["vmlinux"] + (["gup_test.ko"] if sk.module else [])
                 test = sk.tree / "tools/testing/selftests/mm/gup_null_mapping.c"
                 if test.exists():
                     with tempfile.TemporaryDirectory() as out:
@@ -273,7 +315,8 @@ def check_prefixes(t: Tally) -> None:
 
 
 UPSTREAM_FIX = "c494788faffe"
-UPSTREAM_LINE = f"commit {UPSTREAM_FIX} upstream."
+UPSTREAM_SHA = "c494788faffe67216c56623d240541fde50139c3"
+UPSTREAM_LINE = f"commit {UPSTREAM_SHA} upstream."
 FIXES_TAG = ('Fixes: f002882ca369 ("mm: merge folio_is_secretmem() and '
              'folio_fast_pin_allowed() into gup_fast_folio_allowed()")')
 
@@ -289,6 +332,9 @@ def run_checkpatch(tree: Path, checkpatch: Path, patch: Path) -> tuple[bool, str
 
     UNKNOWN_COMMIT_ID: Debian's source tree has no history, so no commit id
     can be looked up; the Fixes: tag is checked verbatim instead.
+    MISSING_SIGN_OFF: the committed drafts carry no Signed-off-by (no DCO
+    without a person); make patches-to-send adds the sender's, which
+    check_series checks.
     FILE_PATH_CHANGES ("does MAINTAINERS need updating?"): answered by
     get_maintainer.pl, run in @tree (the series applied), which must find a
     maintained section for every new file of the patch.
@@ -296,7 +342,7 @@ def run_checkpatch(tree: Path, checkpatch: Path, patch: Path) -> tuple[bool, str
     line (stable-kernel-rules.rst; checkpatch wants a ("subject") after any
     commit id): that line is checked verbatim instead (check_series).
     """
-    ignore = ["UNKNOWN_COMMIT_ID"]
+    ignore = ["UNKNOWN_COMMIT_ID", "MISSING_SIGN_OFF"]
     if re.search(r"^commit [0-9a-f]{12,40} upstream\.$", patch.read_text(), re.M):
         ignore.append("GIT_COMMIT_ID")
     detail = []
@@ -365,17 +411,20 @@ def main(argv: list[str] | None = None) -> int:
             progress("host checks")
             check_unit(t)
             check_shellcheck(t)
-            check_selftest_build(t, bases["stable-6.12"])
-            check_cross_builds(t, bases["stable-6.12"])
+            check_selftest_build(t, bases["upstream"])
+            check_cross_builds(t, bases["upstream"])
             check_module_builds(t)
             for name, base in bases.items():
                 check_series(t, name, base)
+            probe_checks.host_checks(t)
             # --- issue 11: LAVA job files (runner/gupnm/kselftest_checks.py) ---
             kselftest_checks.host_checks(t)
             # --- end of issue 11 ---
         if not args.host_only:
             progress("VM matrix")
-            matrix.run_matrix(t)
+            module_runs = matrix.run_matrix(t)
+            progress("the module-free probe on the matrix's Debian kernels")
+            probe_checks.vm_checks(t, module_runs)
             progress(f"NUMA pressure, {NUMA_SHORT_RUNS} runs per kernel "
                      "(make check-numa: 200)")
             numa.check(t, NUMA_SHORT_RUNS)

@@ -99,13 +99,12 @@ def install_headers(root: Path, debs: list[Path], release: str) -> Path:
     return kdir
 
 
-MODULE_FILES = ["lib/test_gup_fast.c", "lib/test_gup_fast_uapi.h", "oot/Kbuild",
-                "oot/test_gup_fast_compat.h", "oot/build-module.sh"]
+MODULE_FILES = ["oot/Kbuild", "oot/gup_test_compat.h", "oot/build-module.sh"]
 
 
 def build_module(root: Path, release: str, out: Path, log: Path,
                  extra: list[str] | None = None) -> Path:
-    """Build test_gup_fast.ko inside @root against its headers of @release;
+    """Build the series' gup_test.ko inside @root against its headers of @release;
     copy the module and the build log's output to @out."""
     ensure_tools(extra={"unshare": "util-linux", "chroot": "coreutils", "mount": "mount"})
     work = Path(tempfile.mkdtemp(prefix="gupnm-build-", dir=_mk(root / "tmp")))
@@ -114,6 +113,10 @@ def build_module(root: Path, release: str, out: Path, log: Path,
             dest = work / "src" / name
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, dest)
+        from .kernels import gup_test_source
+        (work / "out").mkdir()
+        for name in ("gup_test.c", "gup_test.h"):
+            shutil.copy2(gup_test_source() / name, work / "out" / name)
         inner = "/" + str(work.relative_to(root))
         kdir = f"/usr/src/linux-headers-{release}"
         cmd = (f"{inner}/src/oot/build-module.sh {kdir} {inner}/out "
@@ -125,9 +128,9 @@ def build_module(root: Path, release: str, out: Path, log: Path,
         run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
             log=log, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C.UTF-8"},
             what=f"module build in {root.name}")
-        ko = work / "out" / "test_gup_fast.ko"
+        ko = work / "out" / "gup_test.ko"
         if not ko.exists():
-            raise RunnerError(f"module build in {root} left no test_gup_fast.ko; "
+            raise RunnerError(f"module build in {root} left no gup_test.ko; "
                               f"see {log}")
         out.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ko, out / ko.name)

@@ -1,18 +1,22 @@
 """gupnm: boot a kernel in QEMU, run gup_null_mapping, report verdict and cost.
 
-  gupnm run [--kernel SPEC] ...        one kernel (default debian:6.12)
+  gupnm run [--kernel SPEC] ...        one kernel (default debian:bookworm-security)
   gupnm compare [--a SPEC] [--b SPEC]  the benchmark on two kernels, and a plot
   gupnm parse FILE                     verdict of a saved console log or TAP
   gupnm cache [--clean GROUP ...]      what the cache holds; clean it
 
 Exit status (run and parse): 0 the test ran to its end and passed; 1 it
 failed or the kernel complained (splat); 2 bad input, found on the host
-before anything boots; 3 the guest died or timed out, or the test did not
-run; 4 the whole test skipped; 130 interrupted (SIGINT; 143 SIGTERM).
+before anything boots; 3 the run could not judge the kernel (the guest died
+or timed out, the test did not run or end, the runner's module did not
+load, a cache entry or build failed); 4 the whole test skipped; 130
+interrupted (SIGINT; 143 SIGTERM). With --json, stdout is JSON for every
+exit. README: Exit status.
 """
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import platform
@@ -28,8 +32,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import (arm64, cache, command, console, figures, kconfig, kernels,
-               kselftest_build, qemu, results, source, stats, survey, tap, testargs,
+               kselftest_build, modload, qemu, results, source, stats, survey, tap, testargs,
                vmlinux, vmrun)
+from . import probe  # issue 19: the module-free probe
 from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
 
 # Debian 12 (bookworm) hosts build its 6.12 module with their own gcc-12:
@@ -59,10 +64,11 @@ def _vm_args(p: argparse.ArgumentParser) -> None:
                    "(hardening/gupnm_stress) after the test, with ARGS "
                    "('' for its defaults)")
     p.add_argument("--test-args", default="",
-                   help="arguments of gup_null_mapping, one word even when it "
+                   help="arguments of the benchmark (bench/gup_fast_bench, run "
+                   "after the test, which takes none), one word even when it "
                    "starts with '-': --test-args -B, --test-args '-p 512 -r 5 1 2' "
-                   "(checked on the host by the test's own rules)")
-    p.add_argument("--results", type=Path, default=None, metavar="DIR",
+                   "(checked on the host by the benchmark's own rules)")
+    p.add_argument("--results", type=_results_arg, default=None, metavar="DIR",
                    help="results directory, new or empty (default "
                    "results/<time>-<kernel>-<n>, unique per run)")
     p.add_argument("--json", action="store_true",
@@ -88,6 +94,32 @@ def _positive(text: str) -> int:
     return value
 
 
+def _results_arg(text: str) -> Path:
+    """--results DIR: a path to a folder; an empty word (an unset CI
+    variable) would put every file of the run in the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "an empty path would put the run's files in the current folder: "
+            "name a directory, or leave --results out for results/<time>-...")
+    if _control(text):
+        raise argparse.ArgumentTypeError(f"{shown(text)} holds a control "
+                                         "character: name a plain directory")
+    return Path(text)
+
+
+def _control(text: str) -> bool:
+    return any(ord(c) < 32 or ord(c) == 127 for c in text)
+
+
+def shown(text: str) -> str:
+    """@text for a one-line message: quoted, control characters escaped
+    and a very long value cut in the middle."""
+    quoted = repr(text) if _control(text) else f"'{text}'"
+    if len(quoted) <= 120:
+        return quoted
+    return f"{quoted[:60]}...{quoted[-40:]} ({len(text)} characters)"
+
+
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -107,10 +139,18 @@ def _options(args) -> vmrun.VmOptions:
                            stress=getattr(args, "stress", None))
 
 
+# Characters of the kernel spec in a default results folder's name: a very
+# long spec must not make the name too long for the filesystem.
+SLUG_MAX = 64
+
+
 def _results_dir(args, spec: str) -> Path:
     """A new results folder of this run alone (UsageError when unusable)."""
     if args.results:
         path = args.results
+        if path.exists() and not path.is_dir():
+            raise UsageError(f"--results {path} is not a directory: name a new "
+                             "or empty directory")
         try:
             path.mkdir(parents=True, exist_ok=True)
             probe = path / f".gupnm-write-test-{os.getpid()}"
@@ -122,27 +162,57 @@ def _results_dir(args, spec: str) -> Path:
         if (path / "summary.json").exists():
             raise UsageError(f"--results {path} already holds a run (summary.json); "
                              "name a new directory, or remove that one first")
+        _check_room(path, "--results")
         return path
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     base = REPO / "results"
     try:
         base.mkdir(parents=True, exist_ok=True)
         for n in range(1, 1000):
-            path = base / f"{stamp}-{vmrun._slug(spec)}-{n}"
+            path = base / f"{stamp}-{vmrun._slug(spec)[:SLUG_MAX]}-{n}"
             try:
                 path.mkdir()            # atomic: two runs never share a folder
-                return path
             except FileExistsError:
                 continue
+            try:
+                _check_room(path, "the results folder")
+            except UsageError:
+                path.rmdir()
+                raise
+            return path
     except OSError as err:
         raise UsageError(f"cannot create a results folder in {base} "
                          f"({err.strerror}); pass --results DIR") from None
     raise UsageError(f"no free results folder name in {base}; pass --results DIR")
 
 
+# Free space a run needs in its results folder: its logs and reports are
+# 0.1-0.5 MiB (a debug kernel's console a few MiB).
+MIN_FREE = 1 << 20
+
+
+def _check_room(path: Path, what: str) -> None:
+    """UsageError (exit 2, before anything is fetched or booted) when the
+    filesystem of @path cannot take a run's logs."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return
+    free = st.f_bavail * st.f_frsize
+    if free < MIN_FREE:
+        raise UsageError(f"{what} {path} has {free // 1024} KiB free, a run writes "
+                         f"up to {MIN_FREE >> 20} MiB of logs: free space there or "
+                         "pass --results on another filesystem")
+    if st.f_files and st.f_favail < 16:
+        raise UsageError(f"{what} {path} has {st.f_favail} free inodes, a run "
+                         "writes about 10 files: free some or pass --results "
+                         "on another filesystem")
+
+
 def check_input(spec: str, args) -> None:
     """Everything about the input that can be checked before anything is
     fetched or booted; UsageError (exit 2) says what is wrong."""
+    _one_line_values(spec, args)
     kind, parts = kernels.parse_spec(spec)
     variant = getattr(args, "config", "default")
     if variant != "default" and kind != "source":
@@ -151,12 +221,14 @@ def check_input(spec: str, args) -> None:
     if kind == "image":
         image = Path(parts[0])
         if not image.is_file():
-            raise UsageError(f"kernel image {image} does not exist")
+            raise UsageError(f"kernel image {image} "
+                             + ("is not a file" if image.exists() else "does not exist"))
         vmlinux.check_kernel(image)
         if not Path(parts[1]).is_dir():
             raise UsageError(f"{parts[1]} is not a directory: name the kernel's "
                              "headers/build directory or a module tree")
-    testargs.check(getattr(args, "test_args", "") or "",
+    if getattr(args, "test_args", ""):
+      testargs.check(getattr(args, "test_args", "") or "",
                    vcpus=getattr(args, "vcpus", 2))
     if getattr(args, "command", None):
         if getattr(args, "arch", "amd64") != "amd64":
@@ -167,6 +239,18 @@ def check_input(spec: str, args) -> None:
                              "and --stress")
         command.check_memory(command.needs(command.parse(args.command)),
                              args.memory)
+
+
+def _one_line_values(spec: str, args) -> None:
+    """UsageError for a spec or option holding a newline or another control
+    character (a copy-paste accident): the error names it on one line."""
+    values = [("kernel spec", spec)] + [
+        (f"--{name.replace('_', '-')}", getattr(args, name, None))
+        for name in ("append", "test_args", "command", "stress")]
+    for what, value in values:
+        if isinstance(value, str) and _control(value):
+            raise UsageError(f"{what} {shown(value)} holds a control character "
+                             "(a newline?): give it on one line")
 
 
 def run_meta(started: datetime) -> dict:
@@ -192,8 +276,8 @@ def run_meta(started: datetime) -> dict:
 
 def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
             live=None):
-    """Prepare @spec and run the test (directly when args.test_args is set,
-    else through run_vmtests.sh where the tree has it)."""
+    """Prepare @spec and run the test (through run_vmtests.sh where the
+    tree has it), then the benchmark with args.test_args."""
     check_input(spec, args)
     arch = getattr(args, "arch", "amd64")
     ensure_tools(source_build=spec.startswith("source:"),
@@ -215,7 +299,11 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
         command.check_kernel(needs, prep.config, prep.release, spec)
         opts.program = (cmd.guest, command.binary(_selftests_mm(prep, args), cmd))
         opts.append = " ".join([opts.append, *needs.append]).strip()
-    elif arch == "amd64" and _has(prep, "CONFIG_GUP_TEST"):
+    elif arch == "amd64" and getattr(args, "config", "default") == "selftests" \
+            and _has(prep, "CONFIG_GUP_TEST"):
+        # Every kernel has gup_test now (the series' module, in tree or out):
+        # the cross-check, which builds the tree's selftests/mm, stays with
+        # the benchmark runs that ask for it (--config selftests).
         opts.xcheck = _crosscheck(prep, args)
     prepare_s = time.monotonic() - t0
     return vmrun.run(prep, opts, outdir,
@@ -258,7 +346,8 @@ def _crosscheck(prep: kernels.Prepared, args) -> vmrun.CrossCheck | None:
     # 1-thread benchmark (vmrun.crosscheck).
     cmd = (f"taskset -c 0 ./gup_test -a -T -m {size >> 20} "
            f"-n {opts['pages_per_call']} -r {XCHECK_REPEATS}")
-    test = (f"./gup_null_mapping -p {opts['pages']} -c {opts['pages_per_call']} "
+    # The benchmark program (vmrun.BENCH), at one thread.
+    test = (f"./{vmrun.BENCH} -p {opts['pages']} -c {opts['pages_per_call']} "
             f"-r {opts['reps']} -i {opts['iters']} 1")
     return vmrun.CrossCheck(cmd, _selftests_mm(prep, args) / "gup_test",
                             opts["pages"], test, XCHECK_ROUNDS)
@@ -303,6 +392,9 @@ def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None,
             + (f", {s['boot_attempts']} boots" if s.get('boot_attempts', 0) > 1 else ""))
     if s.get("command"):
         say(f"test:    {s['command']}")
+    br = s.get("bench_run")
+    if br:
+        say(f"then:    {br['command']} (the benchmark, exit {br['exit']}; {br['output']})")
     say(f"verdict: {s['verdict']}")
     if s.get("bench"):
         say(bench_report(s))
@@ -393,7 +485,10 @@ def bench_report(s: dict) -> str:
 
 def cmd_run(args) -> int:
     spec = args.kernel
+    if spec == "host" or getattr(args, "method", "module") == "probe":
+        return probe.cmd_run(args, _results_dir(args, spec))
     check_input(spec, args)                  # bad input: exit 2, nothing made
+    cache.sweep_stale()                      # what killed runs left behind
     started = datetime.now(timezone.utc)
     outdir = _results_dir(args, spec)
     human = sys.stderr if args.json else sys.stdout
@@ -406,31 +501,44 @@ def cmd_run(args) -> int:
     try:
         out = run_one(spec, args, outdir, meta=meta, live=live)
     except (Exception, KeyboardInterrupt) as err:
-        if isinstance(err, KeyboardInterrupt):
-            code = getattr(err, "exit_code", results.EXIT_SIGINT)
-            problem = "interrupted before the guest ran the test"
-            print("gupnm: interrupted", file=sys.stderr)
-        elif not isinstance(err, RunnerError):
-            code, problem = results.EXIT_INFRA, _internal(err)
-        else:
-            code = results.EXIT_USAGE if isinstance(err, UsageError) else results.EXIT_INFRA
-            problem = str(err)
-            print(f"gupnm: error: {err}", file=sys.stderr)
+        code, problem = _failure(err)
         summary = results.stub_summary(
             spec=spec, exit_code=code, outcome=vmrun.outcome_of(code),
             problems=[problem], vcpus=args.vcpus, memory_mb=args.memory,
             durations={"total": time.monotonic() - t0})
         summary.update(meta)
-        vmrun.write_reports(outdir, summary)
+        unwritten = vmrun.save_reports(outdir, summary)
         out = vmrun.RunOutcome(summary, code, outdir, "")
         report(out, show_tap=False, file=sys.stderr, show_problems=False)
+        if unwritten:
+            print(f"gupnm: error: {unwritten}", file=sys.stderr)
         if args.json:
             print(json.dumps(summary, indent=2, sort_keys=True))
+        args.printed_json = True
         return code
     report(out, show_tap=live is None, file=human)
     if args.json:
         print(json.dumps(out.summary, indent=2, sort_keys=True))
+    args.printed_json = True
     return out.exit_code
+
+
+def _failure(err: BaseException) -> tuple[int, str]:
+    """(exit code, one-line problem) of a run that ended before the guest
+    ran the test; says it on stderr."""
+    if isinstance(err, KeyboardInterrupt):
+        print("gupnm: interrupted", file=sys.stderr)
+        return (getattr(err, "exit_code", results.EXIT_SIGINT),
+                "interrupted before the guest ran the test")
+    if isinstance(err, RunnerError):
+        print(f"gupnm: error: {err}", file=sys.stderr)
+        return (results.EXIT_USAGE if isinstance(err, UsageError)
+                else results.EXIT_INFRA, str(err))
+    if isinstance(err, OSError):
+        message = os_error_message(err)
+        print(f"gupnm: error: {message}", file=sys.stderr)
+        return results.EXIT_INFRA, message
+    return results.EXIT_INFRA, _internal(err)
 
 
 def cmd_compare(args) -> int:
@@ -438,6 +546,7 @@ def cmd_compare(args) -> int:
     that drift of the host hits both alike; each run is its own boot."""
     for spec in (args.a, args.b):
         check_input(spec, args)
+    cache.sweep_stale()
     base = args.results or _results_dir(args, "compare")
     human = sys.stderr if args.json else sys.stdout
     runs: dict[str, list[vmrun.RunOutcome]] = {"a": [], "b": []}
@@ -483,6 +592,7 @@ def cmd_compare(args) -> int:
     print(text, end="", file=human)
     if args.json:
         print(json.dumps(data, indent=2))
+        args.printed_json = True
     (base / "compare.txt").write_text(text)
     (base / "compare.json").write_text(json.dumps(data, indent=2) + "\n")
     if rows is not None:
@@ -559,7 +669,10 @@ def _figure_rows(runs: dict, args) -> tuple[list[dict], dict | None]:
             per[label] = [[figures.Figure(**f) for f in o.summary["figures"]]
                           for o in outs]
         else:
-            per[label] = [figures.parse("gup_null_mapping", o.tap_text) for o in outs]
+            # The benchmark's output; a log from before series v2 has it
+            # in the test's.
+            per[label] = [figures.parse(vmrun.BENCH, o.bench_text or o.tap_text)
+                          for o in outs]
     stats_a, stats_b = figures.summarise(per["a"]), figures.summarise(per["b"])
     rows = figures.compare(stats_a, stats_b)
     if args.command or args.repeat < 2:
@@ -654,13 +767,16 @@ def parse_log(raw: str) -> tuple[tap.TapResult, list, int | None]:
     """(TAP, splats, the test's exit status or None) of a console or status log."""
     text = raw
     exit_status = None
+    bench = None                # the benchmark program's output, if any
     if "GUPNM-TAP-BEGIN" in raw:               # a status.log
         from .status import parse_status
         st = parse_status(raw)
-        text, exit_status = st.tap, st.exit_code
+        text, exit_status, bench = st.tap, st.exit_code, st.bench
         splat_text = st.dmesg
     else:
         splat_text = raw
+        m = re.search(r"^GUPNM-BENCH-BEGIN\r?\n(.*?)^GUPNM-BENCH-END", raw, re.M | re.S)
+        bench = m.group(1) if m else None
         if vmrun.START_MARKER in text:
             text = text[text.index(vmrun.START_MARKER) + len(vmrun.START_MARKER):]
         m = None
@@ -671,7 +787,27 @@ def parse_log(raw: str) -> tuple[tap.TapResult, list, int | None]:
             text = text[:m.start()]
     if "# running ./gup_null_mapping" in text:
         text = vmrun.unnest_run_vmtests(text)
-    return tap.parse_tap(text.splitlines()), console.find_splats(splat_text), exit_status
+    parsed = tap.parse_tap(text.splitlines())
+    if bench is not None:
+        vmrun.merge_bench(parsed, tap.parse_tap(bench.splitlines()))
+    return parsed, console.find_splats(splat_text), exit_status
+
+
+def log_problems(raw: str, parsed: tap.TapResult, outcome: str,
+                 exit_status: int | None) -> list[str]:
+    """What keeps a saved log from its TAP verdict, by run's own rules
+    (vmrun.run): the test did not run, the runner's module did not load,
+    a pass lacks its evidence (results.missing_for_pass)."""
+    problems = []
+    if not (parsed.results or parsed.plan is not None):
+        problems.append("the test did not run")
+    failure = modload.load_failure(raw)
+    if failure and not failure.blacklisted:
+        problems.append(failure.problem())
+    missing = results.missing_for_pass(parsed, exit_status)
+    if outcome == "pass" and missing and not problems:
+        problems.append(results.not_a_pass(missing))
+    return problems
 
 
 def cmd_parse(args) -> int:
@@ -679,15 +815,10 @@ def cmd_parse(args) -> int:
     parsed, splats, exit_status = parse_log(raw)
     outcome = results.outcome(parsed, splats, exit_status)
     ran = bool(parsed.results) or parsed.plan is not None
-    code = results.exit_code(outcome, problems=[] if ran else ["the test did not run"],
+    problems = log_problems(raw, parsed, outcome, exit_status)
+    code = results.exit_code(outcome, problems=problems,
                              reached_test=ran, splat=bool(splats), exit_status=exit_status,
                              has_results=bool(parsed.results))
-    if outcome == "pass" and exit_status is None and parsed.totals is None:
-        # No exit status and no kselftest Totals line: the end of the run
-        # is not in the log, so it cannot be called a pass.
-        code, why = results.EXIT_INFRA, "the log does not show the test's end"
-    else:
-        why = None
     verdict = tap.summarize(parsed)
     print(f"verdict: {verdict}")
     c = tap.counts(parsed)
@@ -698,8 +829,9 @@ def cmd_parse(args) -> int:
         print(f"SPLAT ({sp.kind}) at line {sp.line_no}")
     for err in parsed.errors:
         print(f"TAP problem: {err}")
-    if why:
-        print(f"PROBLEM: {why}")
+    for problem in problems:
+        if problem != "the test did not run":      # the TAP problems say it
+            print(f"PROBLEM: {problem}")
     print(f"exit:    {code}")
     return code
 
@@ -743,15 +875,60 @@ def _on_signal(signum, frame):
     raise Interrupted(signum)
 
 
+def os_error_message(err: OSError) -> str:
+    """One line for an OSError of the environment (a full disk, a folder
+    that cannot be written), with what to do about it."""
+    where = f" ({err.filename})" if err.filename else ""
+    text = f"{err.strerror or err}{where}"
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (f"{text}: free space there (runner/gupnm-run cache shows what "
+                "the cache holds; runner/gupnm-run cache --clean GROUP removes it)")
+    if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return (f"{text}: make it writable, or point GUPNM_CACHE / --results "
+                "somewhere writable")
+    if err.errno == errno.ENOENT:
+        return (f"{text}: a file the runner needs is gone (removed while it "
+                "ran?); if it was a cache entry, runner/gupnm-run cache "
+                "--clean GROUP and run again")
+    return f"{text}: a problem of the host, not a test result"
+
+
+def _error_object(code: int, message: str) -> str:
+    """What --json prints on stdout when no summary exists: the exit code
+    and the error, so a pipeline reading stdout always gets JSON."""
+    return json.dumps({"exit_code": code, "outcome": vmrun.outcome_of(code),
+                       "error": message, "problems": [message]},
+                      indent=2, sort_keys=True)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that remembers its error for --json before exiting 2."""
+
+    last_error: str | None = None
+
+    def error(self, message):
+        _Parser.last_error = message
+        super().error(message)
+
+
+def _wants_json(argv: list[str]) -> bool:
+    return "--json" in argv
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="gupnm", description=__doc__,
+    parser = _Parser(prog="gupnm", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("run", help="run the test on one kernel",
                        description=kernels.__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kernel", default=DEFAULT_KERNEL, metavar="SPEC",
-                   help=f"kernel to test (default {DEFAULT_KERNEL})")
+                   help=f"kernel to test (default {DEFAULT_KERNEL}); 'host': "
+                   "the running kernel, no QEMU, with the module-free probe")
+    p.add_argument("--method", choices=("module", "probe"), default="module",
+                   help="module: the test module and selftest (default); "
+                   "probe: the module-free probe (probe/), no headers needed "
+                   "(runner/gupnm/probe.py)")
     _vm_args(p)
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("compare", help="benchmark two kernels side by side",
@@ -778,7 +955,20 @@ def main(argv: list[str] | None = None) -> int:
                    help="only entries last changed more than DAYS days ago")
     p.set_defaults(func=cmd_cache)
     survey.add_parsers(sub, _vm_args, run_one)
-    args = parser.parse_args(_join_test_args(list(sys.argv[1:] if argv is None else argv)))
+    probe.add_parsers(sub)
+    argv = _join_test_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        if exit_.code not in (0, None) and _wants_json(argv):
+            print(_error_object(results.EXIT_USAGE, _Parser.last_error or "bad usage"))
+        raise
+    wants_json = getattr(args, "json", False)
+
+    def fail(code: int, message: str) -> int:
+        if wants_json and not getattr(args, "printed_json", False):
+            print(_error_object(code, message))
+        return code
     old = {}
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
@@ -789,13 +979,17 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except RunnerError as err:
         print(f"gupnm: error: {err}", file=sys.stderr)
-        return results.EXIT_USAGE if isinstance(err, UsageError) else results.EXIT_INFRA
+        return fail(results.EXIT_USAGE if isinstance(err, UsageError)
+                    else results.EXIT_INFRA, str(err))
     except KeyboardInterrupt as err:
         print("gupnm: interrupted", file=sys.stderr)
-        return getattr(err, "exit_code", results.EXIT_SIGINT)
+        return fail(getattr(err, "exit_code", results.EXIT_SIGINT), "interrupted")
+    except OSError as err:
+        message = os_error_message(err)
+        print(f"gupnm: error: {message}", file=sys.stderr)
+        return fail(results.EXIT_INFRA, message)
     except Exception as err:            # noqa: BLE001 -- never exit 1 (= FAIL)
-        _internal(err)
-        return results.EXIT_INFRA
+        return fail(results.EXIT_INFRA, _internal(err))
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)

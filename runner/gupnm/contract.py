@@ -8,7 +8,8 @@
   left, summary says interrupted); parse refuses a forged log;
 - two runs at once in one clone (own folders, same right answer), and in
   two clones with different sources (a clone whose driver fails to load
-  skips, 4, while this one says 1): caches keyed by content;
+  says 3, while this one says 1): caches keyed by content;
+- corruption, full disks and kills (issue 21): contract_robust.py;
 - every summary produced validates against runner/summary.schema.json;
 - a fresh Debian 12 root (mmdebstrap: git, make, python3, nothing else)
   runs `make run` to the verdict; the host's apt state is not touched.
@@ -171,14 +172,23 @@ def check_exit_codes(t, tmp: Path) -> None:
     ok = ok and any("timed out after 1 s" in p for p in s.get("problems", []))
     t.record("contract: exit 3, the guest timed out (--timeout 1)", ok, detail)
 
-    r = gupnm(["run", "--kernel", BUG_KERNEL, "--append", "module_blacklist=test_gup_fast",
+    r = gupnm(["run", "--kernel", BUG_KERNEL, "--append", "module_blacklist=gup_test",
                "--results", res("row4")])
     ok, detail = _expect(r, 4, outcome="skip", verdict="SKIP")
-    t.record("contract: exit 4, the whole test skipped (test_gup_fast blacklisted: "
-             "the test cannot load its module)", ok, detail)
+    t.record("contract: exit 4, the whole test skipped (gup_test blacklisted on "
+             "purpose with --append: the one module failure that stays a skip)", ok, detail)
 
     check_sigint(t, tmp / "row130")
     check_parse(t, tmp)
+
+
+# gup_test's init replaced by one that fails: the module cannot load.
+# <linux/module.h> first: it defines late_initcall() for modules, and its
+# include guard then keeps gup_test.c's own include from undoing this.
+BROKEN_INIT = ("/* broken on purpose by make check */\n"
+               "#include <linux/module.h>\n#undef late_initcall\n"
+               "#define late_initcall(fn) static int __init gupnm_broken_init(void) "
+               "{ return -ENODEV; } module_init(gupnm_broken_init)\n")
 
 
 def check_sigint(t, outdir: Path) -> None:
@@ -294,13 +304,14 @@ def check_parallel(t, tmp: Path) -> None:
     # anything but content would hand one clone the other's module.
     other = tmp / "clone-broken"
     _copy_tree(other)
-    drv = other / "lib/test_gup_fast.c"
+    # The module's source is the series' gup_test; its out-of-tree shim
+    # header is this clone's own, so the break goes there.
+    drv = other / "oot/gup_test_compat.h"
     text = drv.read_text()
-    broken = re.sub(r"(static int __init test_gup_fast_init\(void\)\n\{\n)",
-                    r"\1\treturn -ENODEV;\t/* broken on purpose by make check */\n", text)
+    broken = text.replace("#endif /* _GUP_TEST_COMPAT_H */", BROKEN_INIT + "#endif /* _GUP_TEST_COMPAT_H */")
     if broken == text:
         t.record("parallel: two clones with different sources at once", False,
-                 f"could not break {drv}: test_gup_fast_init() not found")
+                 f"could not break {drv}: its include guard's #endif not found")
         return
     drv.write_text(broken)
     mine, theirs = _parallel([(["run", "--kernel", BUG_KERNEL, "--results",
@@ -308,9 +319,11 @@ def check_parallel(t, tmp: Path) -> None:
                               (["run", "--kernel", BUG_KERNEL, "--results",
                                 str(tmp / "par-broken")], other)])
     ok1, d1 = _expect(mine, 1, verdict=BUG_MESSAGE)
-    ok2, d2 = _expect(theirs, 4, outcome="skip")
+    ok2, d2 = _expect(theirs, 3, outcome="error")
+    ok2 = ok2 and "did not load" in " ".join((theirs.summary or {}).get("problems", []))
     t.record("parallel: two clones with different sources at once: this one says 1 "
-             "(bug present), the one with a driver that cannot load says 4", ok1 and ok2,
+             "(bug present), the one with a driver that cannot load says 3 (the "
+             "runner's module did not load: never a skip)", ok1 and ok2,
              d1 + "\n" + d2)
 
 
@@ -407,9 +420,11 @@ def _mounted_under(root: Path) -> list[str]:
 
 
 def run_all(t, *, fresh: bool = True) -> None:
+    from . import contract_robust
     tmp = Path(tempfile.mkdtemp(prefix="contract-", dir=cache_dir()))
     try:
         check_exit_codes(t, tmp)
+        contract_robust.run_all(t, tmp)
         check_parallel(t, tmp)
         if fresh:
             check_fresh_machine(t)

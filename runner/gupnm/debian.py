@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import apt
+from . import apt, cache
 from .host import RunnerError, UsageError, cache_dir, locked, progress, run
 
 SUITES = ("bookworm", "bookworm-updates", "bookworm-security", "bookworm-backports",
@@ -111,9 +111,12 @@ def catalogue(arch: str = "amd64") -> list[Offered]:
     stamp = apt.lists_stamp()
     cached = cache_dir() / "apt" / f"catalogue-{arch}.json"
     if stamp and cached.exists():
-        data = json.loads(cached.read_text())
-        if data.get("stamp") == stamp:
-            return [Offered(**o) for o in data["kernels"]]
+        try:
+            data = json.loads(cached.read_text())
+            if data.get("stamp") == stamp:
+                return [Offered(**o) for o in data["kernels"]]
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            pass            # cut or corrupt: asked of apt again, and rewritten
     out = _catalogue(arch)
     if stamp:
         tmp = cached.with_suffix(f".{os.getpid()}.tmp")
@@ -216,6 +219,10 @@ def packages_of(offered: Offered) -> list[str]:
 def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
     marker = root / ".gupnm-unpacked"
     debs_dir = cache_dir() / "debs"
+    if marker.exists():
+        why = cache.check(root)
+        if why:
+            cache.discard(root, why)
     if not marker.exists():
         pkgs = packages_of(offered)
         progress(f"downloading {offered.release} ({offered.version}, "
@@ -226,15 +233,17 @@ def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
         tmp = root.with_name(root.name + ".tmp")
         run(["rm", "-rf", tmp])
         tmp.mkdir(parents=True)
-        for deb in debs:
-            run(["dpkg-deb", "-x", deb, tmp], what=f"dpkg-deb -x {deb.name}")
+        for i, deb in enumerate(debs):
+            debs[i] = _unpack(deb, tmp, pkgs[i], offered)
         if offered.arch == "arm64":     # kbuild tools the amd64 host can run
             from . import arm64
             arm64.host_kbuild(pkgs, offered.version, tmp)
         _fix_headers(tmp, root, offered.release)
+        cache.record(tmp, _checked_files(tmp, offered.release))
         run(["rm", "-rf", root])
         tmp.rename(root)
         marker.write_text("\n".join(d.name for d in debs) + "\n")
+        cache.verify_filled(root, "kernels")
     debs = [debs_dir / n for n in marker.read_text().split()]
     rel = offered.release
     images = [root / "boot" / f"vmlinuz-{rel}",
@@ -249,6 +258,36 @@ def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
     return DebianKernel(rel, image, kdir, root,
                         [f"{d.name.split('_')[0]}={offered.version}" for d in debs],
                         offered, debs)
+
+
+def _checked_files(tree: Path, release: str) -> list[str]:
+    """What a use of an unpacked kernel checks (cache.check): the image
+    and the headers' files a module build depends on."""
+    names = [f"boot/vmlinuz-{release}", f"usr/lib/modules/{release}/vmlinuz"]
+    kdir = f"usr/src/linux-headers-{release}"
+    names += [f"{kdir}/{n}" for n in ("Makefile", ".config", "Module.symvers")]
+    return [n for n in names if (tree / n).is_file()]
+
+
+def _unpack(deb: Path, dest: Path, pkg: str, offered: Offered) -> Path:
+    """dpkg-deb -x @deb into @dest; a .deb that does not unpack (cut or
+    corrupt in the cache) is downloaded once more, then reported."""
+    try:
+        run(["dpkg-deb", "-x", deb, dest], what=f"dpkg-deb -x {deb.name}")
+        return deb
+    except RunnerError as err:
+        first = str(err).splitlines()[-1] if str(err) else "dpkg-deb failed"
+    progress(f"{deb} does not unpack ({first}); downloading it again")
+    deb.unlink(missing_ok=True)
+    deb = apt.download(pkg, offered.version, deb.parent, offered.arch)
+    try:
+        run(["dpkg-deb", "-x", deb, dest], what=f"dpkg-deb -x {deb.name}")
+    except RunnerError as err:
+        raise cache.CacheError(
+            f"{deb.name} does not unpack even downloaded afresh "
+            f"({str(err).splitlines()[-1]}): runner/gupnm-run cache --clean "
+            "sources, then run again") from None
+    return deb
 
 
 def _fix_headers(tmp: Path, root: Path, release: str) -> None:

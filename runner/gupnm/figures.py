@@ -38,7 +38,8 @@ ksm_tests (tools/testing/selftests/mm/ksm_tests.c)
     printf() (no "# "; -D came with the v6.1 patch "selftests/vm: add test
     to measure MADV_UNMERGEABLE performance").
     "Number of huge pages" of -H is not a figure (no better direction).
-gup_null_mapping (tools/testing/selftests/mm/gup_null_mapping.c run_bench)
+gup_fast_bench (bench/gup_fast_bench.c run_bench), and gup_null_mapping
+(tools/testing/selftests/mm/gup_null_mapping.c run_bench, before series v2)
     ``bench ratio threads=N shadow/anon=R``: figure ``shadow/anon@N``
     (ratio, lower better); the table rows ``bench N backing ...`` under the
     header ``bench threads backing min median max`` (columns found by the
@@ -246,6 +247,8 @@ PARSERS = {
     'gup_test': _parse_gup_test,
     'ksm_tests': _parse_ksm_tests,
     'gup_null_mapping': _parse_gup_null_mapping,
+    # The benchmark left the selftest for bench/gup_fast_bench.c, same lines.
+    'gup_fast_bench': _parse_gup_null_mapping,
 }
 
 

@@ -17,13 +17,13 @@ from .host import REPO, RunnerError, run
 GUEST_INIT = REPO / "runner" / "guest" / "init"
 TESTDIR = "/opt/selftests/mm"
 # The programs run in the guest whose leftover pages page_owner counts.
-PROGRAMS = ("gup_null_mapping", "gupnm_stress")
+PROGRAMS = ("gup_null_mapping", "gup_fast_bench", "gupnm_stress")
 
 
 @dataclass
 class Payload:
     release: str                 # uname -r of the kernel to boot
-    module: Path                 # test_gup_fast.ko
+    module: Path                 # gup_test.ko
     files: dict[str, Path]       # name in TESTDIR -> host file
     command: str                 # run in TESTDIR, e.g. "./gup_null_mapping -p 512"
     need_bash: bool = False      # run_vmtests.sh needs bash
@@ -89,7 +89,7 @@ def build(payload: Payload, workdir: Path) -> Path:
 
     moddir = root / "lib" / "modules" / payload.release
     (moddir / "extra").mkdir(parents=True, exist_ok=True)
-    shutil.copy2(payload.module, moddir / "extra" / "test_gup_fast.ko")
+    shutil.copy2(payload.module, moddir / "extra" / "gup_test.ko")
     run(["depmod", "-b", root, payload.release], what="depmod")
 
     for name, src in payload.files.items():

@@ -56,13 +56,23 @@ def fragments(variant: str, tree: Path | None, with_module: bool) -> list[tuple[
             raise RunnerError(f"{mm} does not name CONFIG_GUP_TEST: not a "
                               "kernel tree the selftests variant knows")
         frags.append(("selftests/mm/config (gup_test's options)", lines))
+    # The test needs the series' gup_test: in tree as a module where the
+    # series made GUP_TEST tristate, else out of tree (kernels.build_module),
+    # so the tree's own (older, bool) gup_test must stay out.
     if with_module:
-        line = _lines_of(mm, ("CONFIG_TEST_GUP_FAST=",))
-        if not line:
-            raise RunnerError(f"{mm} does not enable CONFIG_TEST_GUP_FAST: is "
-                              "the selftests patch applied?")
-        frags.append(("selftests/mm/config (CONFIG_TEST_GUP_FAST)", line))
+        frags.append(("the series' gup_test, a module", "CONFIG_GUP_TEST=m\n"))
+    elif variant == "selftests":
+        frags.append(("gup_test out of tree: not built in",
+                      "# CONFIG_GUP_TEST is not set\n"))
     return frags
+
+
+def gup_test_tristate(tree: Path) -> bool:
+    """True when @tree's mm/Kconfig lets gup_test be a module (the series'
+    first patch)."""
+    kc = tree / "mm" / "Kconfig"
+    return kc.exists() and re.search(r"^config GUP_TEST\n\ttristate\b",
+                                     kc.read_text(errors="replace"), re.M) is not None
 
 
 def _lines_of(fragment: Path | None, prefixes: tuple[str, ...]) -> str:

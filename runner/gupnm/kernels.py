@@ -9,7 +9,7 @@ A spec names one kernel to test:
                                all (default), nofix (all but the fix), none
   image:KERNEL:DIR             a kernel image, with either its headers or
                                build directory (the module is built against
-                               it) or a module tree holding test_gup_fast.ko
+                               it) or a module tree holding gup_test.ko
 """
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import chroot, debian, source, vmlinux
-from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
+from . import apt, cache, chroot, debian, source, vmlinux
+from .host import REPO, RunnerError, UsageError, cache_dir, locked, owner_tag, progress, run
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
 
@@ -63,8 +63,10 @@ def parse_spec(spec: str) -> tuple[str, list[str]]:
                       "image:KERNEL:HEADERS_OR_MODULE_DIR")
 
 
-def build_module(kdir: Path, release: str, debian_kernel=None) -> Path:
-    """Build lib/test_gup_fast.ko out of tree against @kdir (W=1, cached).
+def build_module(kdir: Path, release: str, debian_kernel=None,
+                 kbuild: tuple[str, ...] = ()) -> Path:
+    """Build the series' gup_test.ko out of tree against @kdir (W=1, cached;
+    @kbuild: extra make arguments, e.g. a cross compiler).
 
     The cache entry is named by the content of the module's inputs and of
     the kernel side it is built against (release, Module.symvers, .config),
@@ -72,7 +74,7 @@ def build_module(kdir: Path, release: str, debian_kernel=None) -> Path:
     kernels with one release string, each get their own module. It is built
     in a private directory and renamed into place under the entry's lock.
     """
-    h = hashlib.sha256(f"{release}\0{kdir}\0".encode())
+    h = hashlib.sha256(f"{release}\0{kdir}\0{' '.join(kbuild)}\0".encode())
     for name in MODULE_INPUTS:
         h.update((REPO / name).read_bytes())
     for name in ("Module.symvers", ".config"):
@@ -81,26 +83,63 @@ def build_module(kdir: Path, release: str, debian_kernel=None) -> Path:
     key = h.hexdigest()[:20]
     out = cache_dir() / "modules" / f"{release}-{key}"
     with locked(cache_dir() / "locks" / f"module-{key}.lock"):
-        return _build_module_locked(kdir, out, debian_kernel)
+        return _build_module_locked(kdir, out, debian_kernel, kbuild)
 
 
-MODULE_INPUTS = ["lib/test_gup_fast.c", "lib/test_gup_fast_uapi.h",
-                 "oot/Kbuild", "oot/test_gup_fast_compat.h", "oot/build-module.sh"]
+MODULE_INPUTS = ["oot/Kbuild", "oot/gup_test_compat.h", "oot/build-module.sh",
+                 "oot/gup_test-source.sh", "patchgen/upstream/steps",
+                 "patchgen/upstream/base",
+                 *[f"patchgen/upstream/edits/{p.name}" for p in
+                   sorted((REPO / "patchgen/upstream/edits").glob("*.diff"))]]
 
 
-def _build_module_locked(kdir: Path, out: Path, dk=None) -> Path:
-    ko = out / "test_gup_fast.ko"
-    if ko.exists():
-        return ko
+def gup_test_source() -> Path:
+    """mm/gup_test.[ch] as the upstream series leaves them (cached by the
+    series' content): gup_test.c and gup_test.h, and include/mm/gup_test.h
+    for the selftest's <mm/gup_test.h>."""
+    h = hashlib.sha256()
+    for name in MODULE_INPUTS:
+        h.update((REPO / name).read_bytes())
+    out = cache_dir() / "gup_test-source" / h.hexdigest()[:20]
+    with locked(cache_dir() / "locks" / f"gup_test-source-{out.name}.lock"):
+        if not (out / "include/mm/gup_test.h").exists():
+            tmp = Path(tempfile.mkdtemp(prefix=".src-", dir=_mk(out.parent)))
+            run([REPO / "oot/gup_test-source.sh", tmp], what="gup_test source")
+            (tmp / "include/mm").mkdir(parents=True)
+            shutil.copy2(tmp / "gup_test.h", tmp / "include/mm/gup_test.h")
+            shutil.rmtree(out, ignore_errors=True)
+            os.replace(tmp, out)
+    return out
+
+
+def _mk(p: Path) -> Path:
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def _build_module_locked(kdir: Path, out: Path, dk=None,
+                         kbuild: tuple[str, ...] = ()) -> Path:
+    ko = out / "gup_test.ko"
+    cache.checked(out, lambda: _fill_module(kdir, out, ko, dk, kbuild),
+                  group="kernels")
+    return ko
+
+
+def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
+                 kbuild: tuple[str, ...] = ()) -> None:
+    """Build @ko into a private folder, record it, rename it to @out."""
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.parent / f"{out.name}.log"
     log.write_text("")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-{owner_tag()}-", dir=out.parent))
+    src = gup_test_source()
+    for name in ("gup_test.c", "gup_test.h"):
+        shutil.copy2(src / name, tmp / name)
     cc = debian.cc_version_text(kdir)
     try:
         if dk is not None and dk.offered and dk.offered.arch == "arm64":
             from . import arm64     # cross-built with the kernel's gcc-N
-            progress(f"cross-building test_gup_fast.ko against {kdir}")
+            progress(f"cross-building gup_test.ko against {kdir}")
             run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1",
                  *arm64.kbuild_args(cc)], log=log, what="module cross-build")
         elif dk is not None and cc and not chroot.host_has(cc):
@@ -109,20 +148,20 @@ def _build_module_locked(kdir: Path, out: Path, dk=None) -> Path:
             suite = debian.base_suite(dk.offered.suites)
             root = chroot.root_for(suite, chroot.compiler_of(cc)[1])
             chroot.install_headers(root, dk.debs, dk.release)
-            progress(f"building test_gup_fast.ko with {cc.split(' ')[0]} in "
+            progress(f"building gup_test.ko with {cc.split(' ')[0]} in "
                      f"the {suite} root {root}")
             chroot.build_module(root, dk.release, tmp, log, ["W=1"])
         else:
-            progress(f"building test_gup_fast.ko against {kdir}")
-            run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1"], log=log,
-                what="module build")
+            progress(f"building gup_test.ko against {kdir}")
+            run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1", *kbuild],
+                log=log, what="module build")
         if not (tmp / ko.name).exists():
             raise RunnerError(f"module build left no {ko.name}; see {log}")
+        cache.record(tmp, [ko.name])
         shutil.rmtree(out, ignore_errors=True)
         os.replace(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return ko
 
 
 def _static_build(group: str, name: str, src: Path, inputs: list[Path],
@@ -142,34 +181,64 @@ def _static_build(group: str, name: str, src: Path, inputs: list[Path],
         h.update(cc.encode())
     key = h.hexdigest()[:20]
     out = cache_dir() / group / key / name
-    if out.exists():
+    if out.exists() and cache.check(out.parent) is None:
         return out
-    with locked(cache_dir() / "locks" / f"{group}-{key}.lock"):
-        if out.exists():
-            return out
+
+    def fill() -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         for d in mkdirs:
             d.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=out.parent)) / out.name
+        tmp = Path(tempfile.mkdtemp(prefix=f".build-{owner_tag()}-",
+                                        dir=out.parent)) / out.name
         progress(f"building {name} (static)")
         try:
             run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror",
                  *[a for inc in includes for a in ("-I", inc)], "-o", tmp, src,
                  *libs], what=f"{name} build")
             os.replace(tmp, out)
+            cache.record(out.parent, [out.name])
         finally:
             shutil.rmtree(tmp.parent, ignore_errors=True)
+    with locked(cache_dir() / "locks" / f"{group}-{key}.lock"):
+        cache.checked(out.parent, fill, group="kernels")
     return out
+
+
+def _source_selftest(tree: Path, cc: str = "gcc") -> Path:
+    """The test for a source kernel: the tree's own once the series' test
+    patch is in it (the upstream series), else this checkout's built against
+    the series' gup_test header (6.12, whose stable series is the fix alone,
+    and selection none)."""
+    if (tree / SELFTEST).exists():
+        return build_selftest(tree / SELFTEST, tree, tree, cc)
+    return build_selftest(REPO / SELFTEST, gup_test_source() / "include", tree, cc)
 
 
 def build_selftest(src: Path, include_root: Path, kselftest_tree: Path,
                    cc: str = "gcc") -> Path:
-    """Static gup_null_mapping from @src, its ABI from @include_root/lib."""
+    """Static gup_null_mapping from @src, its ABI from @include_root/mm."""
     mm = kselftest_tree / "tools/testing/selftests/mm"
-    inputs = [src, include_root / "lib/test_gup_fast_uapi.h", mm.parent / "kselftest.h"]
+    inputs = [src, include_root / "mm/gup_test.h", mm.parent / "kselftest.h"]
     # mm/ is the -I target of "../kselftest.h".
     return _static_build("selftest", "gup_null_mapping", src, inputs, [include_root, mm],
                          ["-lpthread", "-lm"], cc, mkdirs=(mm,))
+
+
+BENCH = "bench/gup_fast_bench.c"
+
+
+def build_bench(cc: str = "gcc") -> Path:
+    """Static gup_fast_bench (bench/, not part of any series): its ABI from
+    the series' mm/gup_test.h (gup_test_source()), kselftest.h from
+    linux-source-6.12; cached by content."""
+    src = REPO / BENCH
+    include = gup_test_source() / "include"
+    selftests = _kselftest_tree() / "tools/testing/selftests"
+    # mm/ is the -I target of "../kselftest.h".
+    return _static_build("bench", "gup_fast_bench", src,
+                         [src, include / "mm/gup_test.h", selftests / "kselftest.h"],
+                         [include, selftests / "mm"], ["-lpthread", "-lm"], cc,
+                         mkdirs=(selftests / "mm",))
 
 
 STRESS = "hardening/gupnm_stress.c"
@@ -177,14 +246,15 @@ STRESS = "hardening/gupnm_stress.c"
 
 def build_stress(cc: str = "gcc") -> Path:
     """Static gupnm_stress (hardening/, not part of any series), built like
-    the test from this checkout's ABI header and linux-source-6.12's
+    the test against the series' gup_test header and linux-source-6.12's
     kselftest.h; cached by content."""
     src = REPO / STRESS
+    include = gup_test_source() / "include"
     selftests = _kselftest_tree() / "tools/testing/selftests"
     return _static_build("stress", "gupnm_stress", src,
-                         [src, REPO / "lib/test_gup_fast_uapi.h",
+                         [src, include / "mm/gup_test.h",
                           selftests / "kselftest.h"],
-                         [REPO, selftests], ["-lpthread"], cc)
+                         [include, selftests], ["-lpthread"], cc)
 
 
 # What the test needs from a kernel tree besides its own source.
@@ -214,7 +284,7 @@ def _kselftest_tree() -> Path:
     with locked(cache_dir() / "locks" / f"kselftest-{key}.lock"):
         if not (tree / "tools/testing/selftests/kselftest.h").exists():
             progress(f"taking the kselftest headers out of {deb.name}")
-            tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=store))
+            tmp = Path(tempfile.mkdtemp(prefix=f".unpack-{owner_tag()}-", dir=store))
             try:
                 script = ('dpkg-deb --fsys-tarfile "$1" | '
                           'tar -xO --wildcards "./usr/src/linux-source-*.tar.xz" | '
@@ -242,10 +312,7 @@ def _linux_source_deb(series: str) -> Path:
     debs = cache_dir() / "debs"
     debs.mkdir(parents=True, exist_ok=True)
     with locked(cache_dir() / "locks" / f"{pkg}-deb.lock"):
-        policy = subprocess.run(["apt-cache", "policy", pkg], capture_output=True,
-                                text=True).stdout
-        m = re.search(r"Candidate: (\S+)", policy)
-        version = m.group(1) if m and m.group(1) != "(none)" else None
+        version = apt.host_candidate(pkg, debs)
         if version:
             file = debs / f"{pkg}_{version.replace(':', '%3a')}_all.deb"
             if file.exists():
@@ -297,7 +364,8 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
                               "source (source:debian-6.12)")
         k = debian.fetch(args[0])
         module = build_module(k.kdir, k.release, k)
-        binary = build_selftest(REPO / SELFTEST, REPO, _kselftest_tree())
+        binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
+                                _kselftest_tree())
         image = vmlinux.uncompressed(k.image) or k.image
         return Prepared(spec, k.release, image, module, binary, None,
                         {"kind": "debian", "release": k.release,
@@ -310,13 +378,8 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
         tree, sel = args
         k = source.prepare(tree, sel, variant)
         module = k.module or build_module(k.build, k.release)
-        if sel == "none":
-            binary = build_selftest(REPO / SELFTEST, REPO, k.tree)
-            vmtests = None
-        else:
-            binary = build_selftest(k.tree / SELFTEST, k.tree, k.tree)
-            vmtests = k.tree / "tools/testing/selftests/mm/run_vmtests.sh"
-        return Prepared(spec, k.release, k.image, module, binary, vmtests,
+        binary = _source_selftest(k.tree)
+        return Prepared(spec, k.release, k.image, module, binary, None,
                         {"kind": "source", "tree": str(k.base),
                          "base_commit": k.base_commit, "patches": k.patches,
                          "selection": sel, "config": variant},
@@ -328,18 +391,19 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
         release = _release_of(moddir)
         module = build_module(moddir, release)
     else:
-        found = sorted(moddir.rglob("test_gup_fast.ko"))
+        found = sorted(moddir.rglob("gup_test.ko"))
         if not found:
             raise RunnerError(f"{moddir} is neither a kernel build/headers "
                               "directory (no Makefile) nor a module tree with "
-                              "test_gup_fast.ko")
+                              "gup_test.ko")
         module = found[0]
         vermagic = subprocess.run(["modinfo", "-F", "vermagic", str(module)],
                                   capture_output=True, text=True).stdout.split()
         if not vermagic:
             raise RunnerError(f"cannot read the vermagic of {module}")
         release = vermagic[0]
-    binary = build_selftest(REPO / SELFTEST, REPO, _kselftest_tree())
+    binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
+                            _kselftest_tree())
     boot_image = vmlinux.uncompressed(image) or image
     return Prepared(spec, release, boot_image, module, binary, None,
                     {"kind": "image", "image": str(image), "modules": str(moddir),
@@ -354,9 +418,11 @@ def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepa
         # runs directly (run_vmtests.sh needs bash, an x86 binary here).
         tree, sel = args
         k = source.prepare(tree, sel, variant, arch=arm64.ARCH)
-        binary = build_selftest(k.tree / SELFTEST, k.tree, k.tree,
-                                cc=arm64.selftest_cc())
-        return Prepared(spec, k.release, k.image, k.module, binary, None,
+        binary = _source_selftest(k.tree, cc=arm64.selftest_cc())
+        module = k.module or build_module(
+            k.build, k.release, kbuild=(f"ARCH={arm64.ARCH}",
+                                        "CROSS_COMPILE=aarch64-linux-gnu-"))
+        return Prepared(spec, k.release, k.image, module, binary, None,
                         {"kind": "source", "tree": str(k.base), "arch": arm64.ARCH,
                          "pages": "64K", "base_commit": k.base_commit,
                          "patches": k.patches, "selection": sel,
@@ -370,8 +436,8 @@ def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepa
                          f"(source:debian-6.12:all|nofix|wrongfix), not {what}")
     k = debian.fetch(args[0], arm64.ARCH)
     module = build_module(k.kdir, k.release, k)
-    binary = build_selftest(REPO / SELFTEST, REPO, _kselftest_tree(),
-                            cc=arm64.selftest_cc())
+    binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
+                            _kselftest_tree(), cc=arm64.selftest_cc())
     # Debian's arm64 vmlinuz is an uncompressed Image: QEMU boots it as is.
     return Prepared(spec, k.release, k.image, module, binary, None,
                     {"kind": "debian", "release": k.release, "arch": arm64.ARCH,

@@ -31,8 +31,7 @@ from .host import RunnerError, cache_dir, locked, progress, run
 
 # Outside tools/, selftests/mm includes these (-I $(top_srcdir)) and
 # the top-level selftests Makefile includes scripts/subarch.include.
-OUTSIDE_TOOLS = ("scripts/subarch.include", "mm/gup_test.h",
-                 "lib/test_gup_fast_uapi.h", "lib/test_hmm_uapi.h",
+OUTSIDE_TOOLS = ("scripts/subarch.include", "mm/gup_test.h", "lib/test_hmm_uapi.h",
                  "include/vdso")
 SELFTESTS = "tools/testing/selftests"
 # Host packages selftests/mm needs to build in full (7.3) and install.
@@ -49,7 +48,7 @@ class Built:
     tree: Path          # scratch copy, selftests/mm built in it
     install: Path       # make install (run_kselftest.sh, kselftest-list.txt)
     tarball: Path       # make gen_tar
-    wrapper: str        # the collection:test pipelines run ("mm:ksft_gup_fast.sh")
+    wrapper: str        # the collection:test pipelines run ("mm:ksft_gup_test.sh")
     run_tests_args: list[str]   # make arguments for run_tests (see wrapper_of)
     extra_cflags: str   # what the build needed beyond the tree's Makefile
     log: Path
@@ -61,11 +60,12 @@ def wrapper_of(selftests_mm: Path) -> tuple[str, list[str]]:
     7.3 lists one ksft_<category>.sh wrapper per category in TEST_PROGS;
     each passes -t to run_vmtests.sh, which overrides VM_SELFTEST_ITEMS, so
     a plain run_tests would run all 33 categories: TEST_PROGS is narrowed
-    to our wrapper on the command line. 6.12 has run_vmtests.sh alone in
-    TEST_PROGS and honours VM_SELFTEST_ITEMS.
+    to our wrapper on the command line: the test runs in the gup_test
+    category (with gup_test and gup_longterm). 6.12 has run_vmtests.sh
+    alone in TEST_PROGS and honours VM_SELFTEST_ITEMS.
     """
-    if (selftests_mm / "ksft_gup_fast.sh").exists():
-        return "mm:ksft_gup_fast.sh", ["TEST_PROGS=ksft_gup_fast.sh"]
+    if (selftests_mm / "ksft_gup_test.sh").exists():
+        return "mm:ksft_gup_test.sh", ["TEST_PROGS=ksft_gup_test.sh"]
     return "mm:run_vmtests.sh", []
 
 
@@ -119,8 +119,7 @@ def _build_locked(worktree: Path, commit: str, root: Path) -> Built:
     tree.mkdir(parents=True, exist_ok=True)
     log = root / "build.log"
     progress(f"selftests/mm of {commit[:12]}: scratch copy in {root}")
-    # A tree without the series (the --command tree of a Debian kernel)
-    # lacks lib/test_gup_fast_uapi.h: only what the commit has.
+    # Only what the commit has (lib/test_hmm_uapi.h came with 5.x).
     present = [p for p in OUTSIDE_TOOLS if subprocess.run(
         ["git", "-C", str(worktree), "cat-file", "-e", f"{commit}:{p}"],
         capture_output=True).returncode == 0]

@@ -29,7 +29,7 @@ from .status import parse_status
 # Debian binary kernels: NUMA and NUMA balancing built in. 6.12 carries the
 # regression (shadow 0/N); 7.3 has the fix (shadow N/N).
 SPECS = [("debian:6.12", "bug"), ("debian:7.3", "pass")]
-TEST_ARGS = "-B -p 2048"
+TEST_ARGS = "-B"
 NODES, VCPUS, MEMORY_MB = 2, 2, 1024
 CONTROLS = {("anon", "read"): "all", ("anon", "write"): "all",
             ("memfd", "read"): "all", ("memfd", "write"): "all",

@@ -11,15 +11,13 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .host import RunnerError, cache_dir, progress
+from .host import RunnerError, cache_dir, private_tmp, progress, reaped, spawn, stop
 
 QEMU = "qemu-system-x86_64"
 BASE_APPEND = "console=ttyS0 panic=-1 oops=panic secretmem.enable=1 rdinit=/init"
@@ -132,16 +130,17 @@ def boot(kernel: Path, initrd: Path, outdir: Path, *, accel: str, vcpus: int,
                   status=status, numa=numa)
     t0 = time.monotonic()
     with open(outdir / "qemu.log", "wb") as qlog:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qlog,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = spawn(cmd, stdin=subprocess.DEVNULL, stdout=qlog,
+                     stderr=subprocess.STDOUT)
         rc: int | None = None
         try:
             rc = _wait(proc, timeout, watch)
+            reaped(proc)
         except subprocess.TimeoutExpired:
             rc = None
-            _stop(proc)
+            stop(proc)
         except BaseException:
-            _stop(proc)
+            stop(proc)
             raise
         if watch:
             watch()
@@ -161,15 +160,6 @@ def _wait(proc: subprocess.Popen, timeout: float,
             watch()
             if left <= 0.2:
                 raise
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """Kill qemu's whole process group and reap it."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.wait()
 
 
 def qemu_error(log: Path) -> str | None:
@@ -232,10 +222,13 @@ def probe_accel(kernel: Path, probe_initrd: Path) -> tuple[str, str]:
     except (OSError, ValueError, KeyError):
         pass
     progress("probing KVM with a short boot")
-    with tempfile.TemporaryDirectory() as tmp:
-        res = boot(kernel, probe_initrd, Path(tmp), accel="kvm", vcpus=1,
+    tmp = private_tmp("probe")
+    try:
+        res = boot(kernel, probe_initrd, tmp, accel="kvm", vcpus=1,
                    memory_mb=256, append=BASE_APPEND, timeout=30)
         ok = "GUPNM-STATUS: booted" in res.status.read_text(errors="replace")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     accel, reason = (("kvm", "KVM probe boot reached user space") if ok else
                      ("tcg", "KVM probe boot failed (emulation failure or "
                       "timeout); using TCG"))

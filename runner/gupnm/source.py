@@ -43,7 +43,7 @@ DEBIAN_TREES = {"debian-6.12": "stable-6.12", "debian-7.3": "upstream"}
 class SourceKernel:
     release: str
     image: Path            # vmlinux (PVH boot, no decompression)
-    module: Path | None    # in-tree test_gup_fast.ko, None for 'none'
+    module: Path | None    # in-tree gup_test.ko (series made it tristate), else None
     build: Path            # build directory (for out-of-tree modules)
     tree: Path             # patched source worktree
     base: Path
@@ -282,20 +282,11 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
                                                              "--porcelain", "-uno"):
         _git(tree, "checkout", "-q", "-f", "--detach", commit)
 
-    with_module = selection != "none"
-    selftest_config = tree / "tools/testing/selftests/mm/config"
-    wired = selftest_config.exists() and \
-        "CONFIG_TEST_GUP_FAST=" in selftest_config.read_text()
-    if prefix_of(selection) and not wired:
-        # A prefix of the series: the driver may be there without the
-        # selftest patch that names its config option, or not at all.
-        with_module = kconfig.defined_in(tree / "lib", "CONFIG_TEST_GUP_FAST")
-        frags = kconfig.fragments(variant, tree, False)
-        if with_module:
-            frags.append(("prefix: the driver without its selftest",
-                          "CONFIG_TEST_GUP_FAST=m\n"))
-    else:
-        frags = kconfig.fragments(variant, tree, with_module)
+    # gup_test in tree as a module once the series made it tristate (any
+    # prefix from the first patch on); otherwise kernels.prepare builds the
+    # series' gup_test out of tree against this build.
+    with_module = selection != "none" and kconfig.gup_test_tristate(tree)
+    frags = kconfig.fragments(variant, tree, with_module)
     if arch == "arm64":     # issue 13: arm64 guest with 64K pages
         frags = [("arm64-64k.config", (kconfig.CONFIGS / "arm64-64k.config")
                   .read_text()) if n == "base.config" else (n, text)
@@ -348,9 +339,9 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
         run([*make, f"-j{jobs}", target, "modules"], log=log, env=env,
             what="kernel build", tail=40)
     release = run([*make, "-s", "kernelrelease"], env=env).strip().splitlines()[-1]
-    module = build / "lib" / "test_gup_fast.ko" if with_module else None
+    module = build / "mm" / "gup_test.ko" if with_module else None
     if module and not module.exists():
-        raise RunnerError(f"{module} was not built: is CONFIG_TEST_GUP_FAST=m "
+        raise RunnerError(f"{module} was not built: is CONFIG_GUP_TEST=m "
                           f"in {build}/.config?")
     if module:
         # A snapshot taken under the lock: another run may rebuild the tree

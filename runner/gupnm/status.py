@@ -22,6 +22,9 @@ class GuestStatus:
     # The stress program (hardening/), when the guest ran it.
     stress: str | None = None
     stress_exit: int | None = None
+    # The benchmark (bench/gup_fast_bench), when the guest ran it.
+    bench: str | None = None
+    bench_exit: int | None = None
     # The gup_test cross-check (GUPNM_XCHECK_CMD), when the guest ran it.
     xcheck: str | None = None
     xcheck_exit: int | None = None
@@ -52,6 +55,8 @@ def parse_status(text: str) -> GuestStatus:
                     st.stress = "\n".join(buf) + "\n"
                 elif section == "XCHECK":
                     st.xcheck = "\n".join(buf) + "\n"
+                elif section == "BENCH":
+                    st.bench = "\n".join(buf) + "\n"
                 else:
                     st.dmesg = "\n".join(buf) + "\n"
                 section, buf = None, []
@@ -59,13 +64,14 @@ def parse_status(text: str) -> GuestStatus:
                 buf.append(line)
             continue
         if line in ("GUPNM-TAP-BEGIN", "GUPNM-DMESG-BEGIN",
-                    "GUPNM-STRESS-BEGIN", "GUPNM-XCHECK-BEGIN"):
+                    "GUPNM-STRESS-BEGIN", "GUPNM-XCHECK-BEGIN",
+                    "GUPNM-BENCH-BEGIN"):
             section = line.split("-")[1]
             continue
         if m := re.fullmatch(r"GUPNM-RUN-BEGIN: (\d+)", line):
             section, run_no = "RUN", int(m.group(1))
             continue
-        if m := re.fullmatch(r"GUPNM-(STRESS|XCHECK)-EXIT: (-?\d+)", line):
+        if m := re.fullmatch(r"GUPNM-(STRESS|XCHECK|BENCH)-EXIT: (-?\d+)", line):
             setattr(st, f"{m.group(1).lower()}_exit", int(m.group(2)))
             continue
         if line == "GUPNM-STATUS: booted":

@@ -1,15 +1,16 @@
-"""Check gup_null_mapping's arguments on the host, by the rules the test applies.
+"""Check --test-args on the host, by the rules the benchmark applies.
 
-A bad argument must be refused before a VM boots (exit 2), not discovered
-inside the guest, where the test exits 1 -- the code for "bug present".
+--test-args are the arguments of the benchmark, bench/gup_fast_bench.c (the
+selftest gup_null_mapping takes none since series v2). A bad argument must
+be refused before a VM boots (exit 2), not discovered inside the guest,
+where the benchmark exits 1 -- a failed run.
 
 The rules live in one table, RULES, keyed by option letter; the limits are
-named by the C macros the test uses and read from the test's source (and the
-uapi header) at check time, so a changed limit needs no edit here. The
-option letters the test accepts are read from its getopt() string: a letter
-the source no longer accepts is refused, and a new letter without a rule is
-passed through unchecked (and reported by the unit tests, which compare the
-table with the source).
+named by the C macros the benchmark uses and read from its source at check
+time, so a changed limit needs no edit here. The option letters it accepts
+are read from its getopt() string: a letter the source no longer accepts is
+refused, and a new letter without a rule is passed through unchecked (and
+reported by the unit tests, which compare the table with the source).
 
 Parsing follows glibc getopt(): clustered flags (-Bp 8), attached values
 (-p8), options after operands (permutation), and "--" ending the options.
@@ -24,9 +25,10 @@ from pathlib import Path
 
 from .host import REPO, UsageError
 
-SELFTEST = REPO / "tools/testing/selftests/mm/gup_null_mapping.c"
-UAPI = REPO / "lib/test_gup_fast_uapi.h"
-DRIVER = REPO / "lib/test_gup_fast.c"
+BENCH = REPO / "bench/gup_fast_bench.c"
+# The benchmark defines its own limits; gup_test has none of its own (no
+# max_pages parameter), so nothing else is read.
+SELFTEST = BENCH          # the older name
 
 
 @dataclass(frozen=True)
@@ -36,25 +38,23 @@ class Rule:
     what: str = ""
 
 
-# Keep in step with parse_args() in gup_null_mapping.c.
+# Keep in step with parse_args() in bench/gup_fast_bench.c.
 RULES = {
-    "p": Rule("int", "GUP_FAST_MAX_PAGES", "pages per buffer"),
+    "p": Rule("int", "MAX_PAGES", "pages per buffer"),
     "r": Rule("int", "MAX_REPS", "benchmark repetitions"),
-    "i": Rule("int", "GUP_FAST_MAX_ITERATIONS", "iterations per bench ioctl"),
-    "c": Rule("int", "GUP_FAST_MAX_PAGES_PER_CALL", "pages per pin call (capped at -p)"),
+    "i": Rule("int", "MAX_ITERS", "timed passes (ioctls) per repetition"),
+    "c": Rule("int", "MAX_PAGES_PER_CALL", "pages per pin call (capped at -p)"),
     "t": Rule("ratio", "MAX_RATIO", "largest shadow/anon ratio"),
     "V": Rule("int", "MAX_CV", "CV (%) above which a bench cell is noisy"),
     "L": Rule("flag", what="benchmark FOLL_LONGTERM|FOLL_WRITE pins"),
     "B": Rule("flag", what="skip the benchmark"),
-    "h": Rule("help", what="print the test's help"),
+    "h": Rule("help", what="print the benchmark's help"),
 }
 # Operands: benchmark thread counts, each 1..MAX_THREADS, at most
 # MAX_THREAD_COUNTS of them; threads x reps x iters <= MAX_BENCH_SAMPLES.
 THREADS_LIMIT, THREAD_COUNTS_LIMIT, SAMPLES_LIMIT = (
     "MAX_THREADS", "MAX_THREAD_COUNTS", "MAX_BENCH_SAMPLES")
 DEFAULTS = {"p": "DEF_PAGES", "r": "DEF_REPS", "i": "DEF_ITERS"}
-# The driver refuses buffers above its max_pages module parameter.
-DRIVER_MAX_PAGES = "max_pages"
 
 
 def _c_number(expr: str) -> float:
@@ -70,7 +70,7 @@ def _c_number(expr: str) -> float:
 
 
 def constants(*sources: Path) -> dict[str, float]:
-    """#define NAME <number expression> of @sources, and the driver's max_pages."""
+    """#define NAME <number expression> of @sources."""
     out: dict[str, float] = {}
     for src in sources:
         text = src.read_text(errors="replace")
@@ -79,17 +79,14 @@ def constants(*sources: Path) -> dict[str, float]:
                 out[name] = _c_number(expr.strip())
             except (ValueError, SyntaxError):
                 pass
-        m = re.search(r"static unsigned long max_pages\s*=\s*(\d+)", text)
-        if m:
-            out[DRIVER_MAX_PAGES] = int(m.group(1))
     return out
 
 
-def getopt_string(source: Path = SELFTEST) -> str:
+def getopt_string(source: Path = BENCH) -> str:
     m = re.search(r'getopt\(\s*argc\s*,\s*argv\s*,\s*"([^"]*)"\s*\)',
                   source.read_text(errors="replace"))
     if not m:
-        raise UsageError(f"cannot find the getopt() call in {source}: the test's "
+        raise UsageError(f"cannot find the getopt() call in {source}: the benchmark's "
                          "arguments cannot be checked; update runner/gupnm/testargs.py")
     return m.group(1)
 
@@ -97,11 +94,11 @@ def getopt_string(source: Path = SELFTEST) -> str:
 def usage() -> str:
     opts = " ".join(f"[-{k}]" if r.kind in ("flag", "help") else f"[-{k} N]"
                     for k, r in RULES.items())
-    return f"gup_null_mapping {opts} [THREADS...]"
+    return f"gup_fast_bench {opts} [THREADS...]"
 
 
 def _bad(msg: str) -> UsageError:
-    return UsageError(f"bad --test-args: {msg}\n  the test takes: {usage()}\n"
+    return UsageError(f"bad --test-args: {msg}\n  the benchmark takes: {usage()}\n"
                       "  (pass arguments that start with '-' as --test-args='-B ...')")
 
 
@@ -124,17 +121,16 @@ def _ratio(value: str, limit: float) -> float:
     return v
 
 
-def check(text: str, *, vcpus: int, source: Path = SELFTEST,
-          uapi: Path = UAPI, driver: Path = DRIVER) -> list[str]:
+def check(text: str, *, vcpus: int, source: Path = BENCH) -> list[str]:
     """The argument list of @text, or UsageError saying what is wrong."""
     args = text.split()
     accepted = getopt_string(source)
-    c = constants(source, uapi, driver)
+    c = constants(source)
 
     def limit(name: str) -> float:
         if name not in c:
-            raise UsageError(f"{name} is not defined in {source.name} or "
-                             f"{uapi.name}: update runner/gupnm/testargs.py")
+            raise UsageError(f"{name} is not defined in {source.name}: "
+                             "update runner/gupnm/testargs.py")
         return c[name]
 
     values: dict[str, float] = {}
@@ -169,13 +165,13 @@ def check(text: str, *, vcpus: int, source: Path = SELFTEST,
                 elif rule and rule.kind == "ratio":
                     values[letter] = _ratio(value, limit(rule.limit))
             elif rule and rule.kind == "help":
-                raise _bad(f"-{letter} only prints the test's help: no test would run")
+                raise _bad(f"-{letter} only prints the benchmark's help: nothing would run")
 
     most = int(limit(THREAD_COUNTS_LIMIT))
     if len(operands) > most:
         raise _bad(f"too many thread counts ({len(operands)}): at most {most}")
     threads = [_int_operand(t, limit(THREADS_LIMIT)) for t in operands]
-    if not threads:                   # the test's default: 1 2 4 ... ncpus
+    if not threads:                   # the default: 1 2 4 ... ncpus
         n = min(vcpus, int(limit(THREADS_LIMIT)))
         threads = [1 << k for k in range(max(n - 1, 0).bit_length())] + [n]
     reps = values.get("r", c.get(DEFAULTS["r"], 1))
@@ -185,9 +181,6 @@ def check(text: str, *, vcpus: int, source: Path = SELFTEST,
         if reps * iters > samples // t:
             raise _bad(f"{t} threads x {int(reps)} reps x {int(iters)} iters "
                        f"exceeds {int(samples)} samples")
-    if "p" in values and DRIVER_MAX_PAGES in c and values["p"] > c[DRIVER_MAX_PAGES]:
-        raise _bad(f"-p {int(values['p'])} exceeds the driver's max_pages "
-                   f"({int(c[DRIVER_MAX_PAGES])})")
     return args
 
 
@@ -197,15 +190,15 @@ def _int_operand(value: str, limit: float) -> int:
     return int(value)
 
 
-def bench_params(text: str, *, source: Path = SELFTEST, uapi: Path = UAPI) -> dict:
+def bench_params(text: str, *, source: Path = BENCH) -> dict:
     """Pages per buffer, pages per call, repetitions, iterations,
     FOLL_LONGTERM (-L) and no bench (-B) of arguments check() accepted,
-    with the test's own defaults."""
+    with the benchmark's own defaults."""
     found, _ = getopt.getopt(text.split(), getopt_string(source))
     opts = dict(found)
-    c = constants(source, uapi)
+    c = constants(source)
     pages = int(opts.get("-p", c["DEF_PAGES"]))
-    per_call = min(pages, int(c["GUP_FAST_MAX_PAGES_PER_CALL"]))
+    per_call = min(pages, int(c["MAX_PAGES_PER_CALL"]))
     return {"pages": pages, "pages_per_call": min(int(opts.get("-c", per_call)), pages),
             "reps": int(opts.get("-r", c["DEF_REPS"])),
             "iters": int(opts.get("-i", c["DEF_ITERS"])),

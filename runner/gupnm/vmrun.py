@@ -6,6 +6,7 @@ summary.json, and the initramfs work files.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -17,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import console, figures, initramfs, junit, kernels, ktap, qemu, results, tap
-from .host import RunnerError, progress
+from . import (cache, console, figures, initramfs, junit, kernels, ktap, modload, qemu,
+               results, tap)
+from .host import RunnerError, private_tmp, progress
 from .kernels import Prepared
 from .status import parse_status
 
@@ -27,6 +29,7 @@ END_MARKER = "GUPNM-TEST-END"
 # Exit statuses of the runner beyond the test's own 0/1/4 (results.py).
 EXIT_INFRA = results.EXIT_INFRA   # the guest died or timed out; the test did not run
 EXIT_USAGE = results.EXIT_USAGE   # bad input, found on the host
+BENCH = "gup_fast_bench"          # bench/gup_fast_bench.c, run after the test
 
 
 @dataclass
@@ -56,7 +59,7 @@ class CrossCheck:
     command: str                # e.g. "taskset -c 0 ./gup_test -a -T -m 2 -n 512 -r 100"
     binary: Path
     pages: int                  # pages one repeat pins
-    test_command: str           # the test's 1-thread benchmark, between them
+    test_command: str           # the benchmark (BENCH) at 1 thread, between them
     rounds: int                 # test runs; gup_test runs one more time
 
 
@@ -66,6 +69,7 @@ class RunOutcome:
     exit_code: int
     outdir: Path
     tap_text: str
+    bench_text: str = ""        # the benchmark program's output (bench.txt)
 
 
 def unnest_run_vmtests(text: str, test: str = "gup_null_mapping") -> str:
@@ -156,26 +160,54 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     ends in a summary whose outcome is "interrupted".
     """
     outdir.mkdir(parents=True, exist_ok=True)
+    work = _work_dir(outdir)
+    try:
+        return _run(prep, opts, outdir, work, durations, meta=meta, live=live)
+    finally:
+        if work.parent != outdir:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _work_dir(outdir: Path) -> Path:
+    """Where the initramfs is made: a folder of this run's own in the
+    cache's tmp/ (removed when the run ends, or by the next run if this one
+    is killed), so a full results disk leaves no half-built archive there;
+    GUPNM_KEEP_WORK=1 keeps it in the results folder instead."""
+    if os.environ.get("GUPNM_KEEP_WORK"):
+        return outdir / "initramfs"
+    return private_tmp("run")
+
+
+def _run(prep: Prepared, opts: VmOptions, outdir: Path, work: Path,
+         durations: dict[str, float] | None, *, meta: dict | None,
+         live: Callable[[str], None] | None) -> RunOutcome:
     durations = dict(durations or {})
     t0 = time.monotonic()
     vmtests = prep.run_vmtests
-    if vmtests and opts.test_args:
-        progress("test arguments given: running gup_null_mapping directly, "
-                 "not through run_vmtests.sh (which passes none)")
-        vmtests = None
     dynamic: tuple[str, ...] = ()
     if opts.program:
         command, binary = opts.program
         files = {binary.name: binary}
         dynamic, vmtests = (binary.name,), None
     elif vmtests:
-        command = "bash ./run_vmtests.sh -t gup_fast"
+        command = "bash ./run_vmtests.sh -t gup_test"
         files = {"gup_null_mapping": prep.test_binary,
                  "run_vmtests.sh": vmtests}
     else:
-        command = f"./gup_null_mapping {opts.test_args}".strip()
+        command = "./gup_null_mapping"
         files = {"gup_null_mapping": prep.test_binary}
     extra_env = {}
+    bench_command = None
+    if not opts.program:
+        # The selftest gives verdicts only; the benchmark, which takes the
+        # --test-args, is bench/gup_fast_bench, run after it.
+        cross = {}
+        if prep.arch == "arm64":
+            from . import arm64
+            cross["cc"] = arm64.selftest_cc()
+        files[BENCH] = kernels.build_bench(**cross)
+        bench_command = f"./{BENCH} {opts.test_args}".strip()
+        extra_env["GUPNM_BENCH_CMD"] = bench_command
     if opts.stress is not None:
         cross = {}
         if prep.arch == "arm64":
@@ -197,12 +229,13 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
         from . import arm64
         payload.busybox = arm64.busybox()
     # Per run, not per kernel: two runs of one kernel must not share it.
-    cpio = initramfs.build(payload, outdir / "initramfs")
+    cpio = initramfs.build(payload, work)
     durations["initramfs"] = time.monotonic() - t0
 
-    accel, accel_reason = choose_accel(opts, prep, outdir / "initramfs")
+    accel, accel_reason = choose_accel(opts, prep, work)
     append = " ".join(x for x in (qemu.base_append(prep.arch), opts.append) if x)
     attempts: list[float] = []
+    unwritten: list[str] = []           # files the results folder did not take
     interrupted: KeyboardInterrupt | None = None
     res = None
     t_boot = time.monotonic()
@@ -226,7 +259,7 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
         attempts.append(res.seconds)
         if not res.timed_out and console.early_boot_death(con, START_MARKER) \
                 and attempt < opts.retries:
-            (outdir / f"console.attempt{attempt + 1}.log").write_text(con)
+            _save(outdir, f"console.attempt{attempt + 1}.log", con, unwritten)
             progress("the guest died before the test started (a known TCG "
                      "early-boot artefact); retrying")
             t_boot = time.monotonic()
@@ -251,16 +284,16 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
         tap_text = tap_text[:end] if end >= 0 else tap_text
     outer_text = tap_text
     if vmtests:
-        (outdir / "run_vmtests.txt").write_text(tap_text)
+        _save(outdir, "run_vmtests.txt", tap_text, unwritten)
         tap_text = unnest_run_vmtests(tap_text)
-    (outdir / "tap.txt").write_text(tap_text)
+    _save(outdir, "tap.txt", tap_text, unwritten)
     parsed = tap.parse_tap(tap_text.splitlines())
+    if bench_command is not None and st.bench is not None:
+        _save(outdir, "bench.txt", st.bench, unwritten)
+        merge_bench(parsed, tap.parse_tap(st.bench.splitlines()))
     splats = console.find_splats(con) or console.find_splats(st.dmesg)
     if st.dmesg:
-        (outdir / "dmesg.txt").write_text(st.dmesg)
-    if re.search(r"test_gup_fast: .*reference leak", con + st.dmesg):
-        splats.append(console.Splat("leak", 0, "test_gup_fast reported a page "
-                                    "reference leak at unload"))
+        _save(outdir, "dmesg.txt", st.dmesg, unwritten)
 
     problems = []
     qemu_msg = None
@@ -278,7 +311,7 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     elif interrupted is not None and st.exit_code is None:
         pass
     elif not st.booted:
-        problems.append("the guest never reached user space")
+        problems.append(_never_booted(outdir))
     elif st.exit_code is None:
         problems.append("the guest died before the test finished"
                         if reached_test else
@@ -294,8 +327,9 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
                         "'Linux version' banner): cannot confirm it is "
                         f"{prep.release}")
     if st.rmmod == "failed" and not parsed.skipped:
-        problems.append("rmmod test_gup_fast failed after the test")
-    notes = []
+        problems.append("rmmod gup_test failed after the test")
+    notes = cache.take_repairs()
+    _module_problem(modload.load_failure(con, read("status.log")), opts, problems, notes)
     if len(attempts) > 1:
         notes.append(f"{len(attempts) - 1} retried boot(s) (early-boot death)")
 
@@ -305,7 +339,12 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
         vcpus=opts.vcpus, memory_mb=opts.memory_mb, cmdline=append, tap=parsed,
         splats=splats, exit_status=st.exit_code,
         durations=durations)
-    if qemu_msg:
+    if qemu_msg and _cached_image_refused(prep, qemu_msg):
+        problems[0] += (": the kernel image is the runner's own cache entry, "
+                        f"{prep.image}; runner/gupnm-run cache --clean kernels, "
+                        "then run again")
+        code = results.EXIT_INFRA
+    elif qemu_msg:
         code = results.EXIT_USAGE
     elif interrupted is not None:
         code = getattr(interrupted, "exit_code", results.EXIT_SIGINT)
@@ -318,6 +357,10 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
             summary["outcome"] = ("fail" if splats else
                                   {0: "pass", 4: "skip", None: "error"}.get(
                                       st.exit_code, "fail"))
+        missing = results.missing_for_pass(parsed, st.exit_code,
+                                           own_test=not opts.program)
+        if summary["outcome"] == "pass" and missing and not problems:
+            problems.append(results.not_a_pass(missing))
         code = results.exit_code(
             summary["outcome"], problems=problems, splat=bool(splats),
             reached_test=reached_test, exit_status=st.exit_code,
@@ -340,29 +383,102 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
             "cases": [{"name": r.name, "status": r.status}
                       for r in parsed_stress.results],
             "counts": tap.counts(parsed_stress), "errors": parsed_stress.errors}
-        (outdir / "stress.txt").write_text(st.stress or "")
+        _save(outdir, "stress.txt", st.stress or "", unwritten)
     if st.page_owner_user is not None:
         summary["page_owner"] = {"user_pages": st.page_owner_user,
                                  "other_pages": st.page_owner_other}
     if {"before", "after"} <= st.memfree_kb.keys():
         summary["memfree_delta_kb"] = st.memfree_kb["before"] - st.memfree_kb["after"]
+    if bench_command is not None and st.bench is not None:
+        summary["bench_run"] = {"command": bench_command, "exit": st.bench_exit,
+                                "output": "bench.txt"}
+    elif bench_command is not None and st.exit_code is not None:
+        notes.append(f"the guest printed no output of {bench_command}")
     if opts.program:
         summary["figures"] = command_figures(command, tap_text)
     if opts.xcheck:
         summary["crosscheck"] = crosscheck(opts.xcheck, st.xcheck, st.xcheck_exit)
-        (outdir / "crosscheck.txt").write_text(st.xcheck or "")
+        _save(outdir, "crosscheck.txt", st.xcheck or "", unwritten)
     if vmtests:
         summary["run_vmtests"] = {"outer": tap.summarize(tap.parse_tap(
             outer_text.splitlines())) if outer_text else None}
     if notes:
-        summary["notes"] = notes
+        summary["notes"] = summary.get("notes", []) + notes
     summary.update(meta or {})
-    write_reports(outdir, summary)
-    # The initramfs tree and archive (about 11 MB) are this run's work
-    # files: nothing reads them once the guest is gone.
-    if not os.environ.get("GUPNM_KEEP_WORK"):
-        shutil.rmtree(outdir / "initramfs", ignore_errors=True)
-    return RunOutcome(summary, code, outdir, tap_text)
+    failed = save_reports(outdir, summary)
+    if unwritten or failed:
+        # The verdict stands (it is the guest's); the files are what is lost.
+        summary["problems"].append(failed or _unwritten(outdir, unwritten))
+    return RunOutcome(summary, code, outdir, tap_text, st.bench or "")
+
+
+def merge_bench(test: tap.TapResult, bench: tap.TapResult) -> None:
+    """The benchmark program's output into the test's parsed TAP, as when
+    the benchmark was the selftest's last result: its rows, parameters and
+    ratios, and its "bench" result numbered after the test's (the plan
+    grows with it), so that a failed benchmark (-t) fails the run. A test
+    that skipped as a whole, or printed no result, stays so. The benchmark's structural
+    problems are the run's, prefixed "bench: "; a benchmark that skipped
+    as a whole (-B, no gup_test) adds nothing."""
+    test.bench, test.bench_title = bench.bench, bench.bench_title
+    test.bench_params, test.bench_ratios = bench.bench_params, bench.bench_ratios
+    if test.skipped or bench.skipped or not test.results:
+        return
+    for r in bench.results:
+        r.number = len(test.results) + 1
+        test.results.append(r)
+    if test.plan is not None:
+        test.plan += len(bench.results)
+    test.errors += [f"bench: {e}" for e in bench.errors]
+
+
+def _cached_image_refused(prep: Prepared, qemu_msg: str) -> bool:
+    """QEMU refused the kernel, and the kernel is not the user's file (an
+    image: spec) but an entry of the runner's cache: not bad input (2)."""
+    return prep.source.get("kind") != "image" and "kernel" in qemu_msg.lower()
+
+
+def _never_booted(outdir: Path) -> str:
+    """Why the guest's logs show no boot: a full results disk takes no log."""
+    try:
+        st = os.statvfs(outdir)
+        full = st.f_bavail == 0 or (st.f_files and st.f_favail == 0)
+    except OSError:
+        full = False
+    if full:
+        return (f"the guest's logs are not there: the filesystem of {outdir} is "
+                "full; free space there or pass --results elsewhere")
+    return "the guest never reached user space"
+
+
+def _save(outdir: Path, name: str, text: str, unwritten: list[str]) -> None:
+    """Write one log of the run; a results folder that cannot take it (a
+    full disk) is noted in @unwritten, and the run goes on to its verdict."""
+    try:
+        (outdir / name).write_text(text)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            (outdir / name).unlink()        # no half file
+        unwritten.append(f"{name} ({err.strerror})")
+
+
+def _unwritten(outdir: Path, unwritten: list[str]) -> str:
+    return (f"{outdir} did not take " + ", ".join(unwritten)
+            + ": the verdict above stands; free space there or pass --results elsewhere")
+
+
+def _module_problem(failure: "modload.LoadFailure | None", opts: VmOptions,
+                    problems: list[str], notes: list[str]) -> None:
+    """A test module of the runner's that did not load is a problem (exit
+    3), not the test's skip; blacklisted on purpose, a note. A --command
+    program does not use the module."""
+    if failure is None or opts.program:
+        return
+    if failure.blacklisted:
+        notes.append(f"{failure.module} is blacklisted on the kernel command "
+                     "line (module_blacklist=): the skip is that choice")
+    else:
+        problems.append(failure.problem())
 
 
 def command_figures(command: str, output: str) -> list[dict]:
@@ -400,7 +516,7 @@ def crosscheck(xc: CrossCheck, output: str | None, exit_status: int | None) -> d
             gup.append(statistics.median(gets) * 1000.0 / xc.pages
                        if gets and xc.pages else None)
         else:
-            medians = [f.value for f in figures.parse("gup_null_mapping", text)
+            medians = [f.value for f in figures.parse(BENCH, text)
                        if f.name == "anon median@1"]
             anon.append(medians[0] if medians else None)
     out["gup_test_samples"] = samples
@@ -434,6 +550,19 @@ def write_reports(outdir: Path, summary: dict) -> None:
     results.write_summary(outdir / REPORT_FILES["summary"], summary)
     junit.write(outdir / REPORT_FILES["junit"], summary)
     ktap.write(outdir / REPORT_FILES["ktap"], summary)
+
+
+def save_reports(outdir: Path, summary: dict) -> str | None:
+    """write_reports(), or the one-line reason they could not be written
+    (a full disk, a folder gone): the caller still prints the verdict."""
+    try:
+        write_reports(outdir, summary)
+    except OSError as err:
+        where = f" ({err.filename})" if err.filename else ""
+        return (f"the reports could not be written in {outdir}: "
+                f"{err.strerror or err}{where}; the verdict above stands, "
+                "free space there or pass --results elsewhere")
+    return None
 
 
 def _slug(text: str) -> str:

@@ -121,7 +121,7 @@ class SourceConfigTest(unittest.TestCase):
         opts = kconfig.parse((kconfig.CONFIGS / "arm64-64k.config").read_text())
         for name in ("CONFIG_ARM64_64K_PAGES", "CONFIG_SERIAL_AMBA_PL011_CONSOLE",
                      "CONFIG_SERIAL_8250_PCI", "CONFIG_PCI_HOST_GENERIC",
-                     "CONFIG_SECRETMEM", "CONFIG_RUNTIME_TESTING_MENU"):
+                     "CONFIG_SECRETMEM", "CONFIG_PROC_PAGE_MONITOR"):
             self.assertEqual(opts.get(name), "y", name)
 
 

@@ -18,7 +18,8 @@ from gupnm.host import RunnerError  # noqa: E402
 from gupnm.tap import BenchRow, parse_tap  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / 'data'
-SELFTEST = Path(__file__).resolve().parents[2] / 'tools/testing/selftests/mm/gup_null_mapping.c'
+# The benchmark left the selftest for a program of its own (series v2).
+BENCH = Path(__file__).resolve().parents[2] / 'bench/gup_fast_bench.c'
 CMDLINE = 'console=ttyS0,115200 panic=-1 oops=panic rdinit=/init'
 
 
@@ -92,7 +93,7 @@ class TheTestPrintsWhatTheRunnerReads(unittest.TestCase):
 
     @staticmethod
     def formats():
-        text = SELFTEST.read_text()
+        text = BENCH.read_text()
         body = text[text.index('static bool bench_one('):text.index('static void __noreturn')]
         return re.findall(r'ksft_print_msg\(\s*"(bench[^"]*)\\n"', body)
 
@@ -272,3 +273,23 @@ class CompareAndReportTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class BenchProgramRealRunsTest(unittest.TestCase):
+    """Summaries of real series-v2 runs (the test, then bench/gup_fast_bench
+    with -r 10 1 2) on Debian 6.12 (the bug) and 7.3 (fixed): the matrix's
+    benchmark check holds, and the ratio tells the kernels apart."""
+
+    def test_matrix_benchmark_check_and_ratios(self):
+        from gupnm import matrix
+        for name, expect, low, high in (('v2-bench-debian-6.12', 'bug', 2.0, 4.0),
+                                        ('v2-bench-debian-7.3', 'pass', 0.9, 1.1)):
+            with self.subTest(name=name):
+                s = json.loads((DATA / 'real' / f'{name}.summary.json').read_text())
+                checks = {n: ok for n, ok, _ in matrix.assertions(s, '', expect)}
+                bench = [ok for n, ok in checks.items() if n.startswith('benchmark measured')]
+                self.assertEqual(bench, [True])
+                self.assertEqual(s['bench_run']['command'], './gup_fast_bench -r 10 1 2')
+                for r in s['bench_ratio']:
+                    self.assertTrue(low <= r['shadow_anon_ratio'] <= high, r)
+

@@ -89,6 +89,12 @@ class ArgumentErrorTest(unittest.TestCase):
         rc, out, _ = call(['run', '--help'])
         self.assertEqual(rc, ('exit', 0))
         self.assertIn('debian:SERIES|RELEASE', out)     # kernels' doc: the spec forms
+        self.assertIn(f'(default {cli.DEFAULT_KERNEL})', out)
+
+    def test_top_help_names_the_real_default(self):
+        rc, out, _ = call(['--help'])
+        self.assertEqual(rc, ('exit', 0))
+        self.assertIn(f'one kernel (default {cli.DEFAULT_KERNEL})', out)
 
     # Regression test (fixed bug): cli.py _vm_args: --retries is type=int, so -1 is accepted, and
     # vmrun.run() then boots zero times and crashes with UnboundLocalError
@@ -122,6 +128,23 @@ class ParseCommandTest(unittest.TestCase):
             BUG_VERDICT, 'counts:  pass 44, fail 2, skip 0, xfail 0, timeout 0, error 0'])
         self.assertNotIn('TAP problem', out)
 
+    def test_real_v2_logs_with_the_benchmark_program(self):
+        # Series v2: the test's verdicts, then bench/gup_fast_bench's section
+        # (debian:bookworm-security and debian:7.3, --test-args '-r 10 1 2').
+        for name, ratios in (('v2-bench-debian-6.12.console.log', [2.21, 2.52]),
+                             ('v2-bench-debian-6.12.status.log', [2.21, 2.52]),
+                             ('v2-bench-debian-7.3.console.log', [1.0, 1.01])):
+            with self.subTest(name=name):
+                parsed, splats, status = cli.parse_log((REAL / name).read_text())
+                self.assertEqual(parsed.errors, [])
+                self.assertEqual(parsed.results[-1].name, 'bench')
+                self.assertEqual((parsed.plan, len(parsed.results)), (13, 13))
+                self.assertEqual([v for _, v in sorted(parsed.bench_ratios.items())], ratios)
+                self.assertEqual({b.backing for b in parsed.bench}, {'shadow', 'anon'})
+        rc, out, _ = call(['parse', str(REAL / 'v2-bench-debian-6.12.console.log')])
+        self.assertEqual(rc, 1)
+        self.assertIn('counts:  pass 11, fail 2,', out)
+
     def test_plain_tap_file(self):
         with tempfile.TemporaryDirectory() as tmp:
             f = Path(tmp) / 'tap.txt'
@@ -131,7 +154,8 @@ class ParseCommandTest(unittest.TestCase):
 
     def test_synthetic_logs(self):
         # early_panic: the kernel died before the test: it did not run (3).
-        cases = {'pass.log': 0, 'whole_skip.log': 4, 'bug_present.log': 1,
+        # pass.log has no exit marker: the end of the run is not in it (3).
+        cases = {'pass.log': 3, 'whole_skip.log': 4, 'bug_present.log': 1,
                  'warning_splat.log': 1, 'early_panic.log': 3}
         for name, want in cases.items():
             with self.subTest(log=name):
@@ -203,7 +227,54 @@ class ParseCommandTest(unittest.TestCase):
                 '(expected 512)\nok 1 verdict_shadow_read\n')
         rc, out, _ = self.forged(text)
         self.assertEqual(rc, 3, out)
-        self.assertIn("does not show the test's end", out)
+        self.assertIn("PROBLEM: not a pass, the log lacks the guest's exit marker", out)
+
+    def test_pass_with_its_evidence_is_0(self):
+        text = (DATA / 'pass.log').read_text() + 'GUPNM-TEST-END: exit 0\n'
+        rc, out, _ = self.forged(text)
+        self.assertEqual(rc, 0, out)
+
+    def test_another_tests_tap_is_not_a_pass(self):
+        # Issue 21: exited 0.
+        rc, out, _ = self.forged('TAP version 13\n1..1\nok 1 something_else\n'
+                                 '# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0\n'
+                                 'GUPNM-TEST-END: exit 0\n')
+        self.assertEqual(rc, 3, out)
+        self.assertIn("the test's own shadow verdict", out)
+
+    def test_status_log_cut_before_its_exit_marker_is_3(self):
+        # Issue 21: parse said 0 where run said 3 (the guest died).
+        text = (REAL / 'table-debian-6.1.status.log').read_text()
+        self.assertEqual(self.forged(text)[0], 0)
+        cut = text[:text.index('GUPNM-EXIT')]
+        rc, out, _ = self.forged(cut)
+        self.assertEqual(rc, 3, out)
+        self.assertIn("exit marker", out)
+
+    def test_module_that_did_not_load_is_3_not_a_skip(self):
+        text = (DATA / 'whole_skip.log').read_text()
+        failed = ('[    4.4] test_gup_fast: disagrees about version of symbol module_layout\n'
+                  "modprobe: can't load module test_gup_fast (extra/test_gup_fast.ko): "
+                  'Invalid argument\ngupnm: modprobe test_gup_fast failed\n')
+        rc, out, _ = self.forged(failed + text)
+        self.assertEqual(rc, 3, out)
+        self.assertIn('PROBLEM: the runner\'s test module test_gup_fast did not load '
+                      '(modprobe: Invalid argument; kernel: test_gup_fast: disagrees about '
+                      'version of symbol module_layout)', out)
+        blacklisted = '[    0.0] Kernel command line: rdinit=/init module_blacklist=test_gup_fast\n'
+        rc, out, _ = self.forged(blacklisted + failed + text)
+        self.assertEqual(rc, 4, out)
+
+    def test_status_log_of_a_module_that_did_not_load_is_3(self):
+        # The console's line is not on the status port: its own line is.
+        skip = 'TAP version 13\n1..0 # SKIP test_gup_fast/shadow: No such file\n'
+        status = ('GUPNM-STATUS: booted\nGUPNM-MODPROBE: failed test_gup_fast\n'
+                  f'GUPNM-TAP-BEGIN\n{skip}GUPNM-TAP-END\nGUPNM-DMESG-BEGIN\n'
+                  '[    5.9] test_gup_fast: Unknown symbol debugfs_remove (err -22)\n'
+                  'GUPNM-DMESG-END\nGUPNM-EXIT: 4\n')
+        rc, out, _ = self.forged(status)
+        self.assertEqual(rc, 3, out)
+        self.assertIn('did not load (kernel: test_gup_fast: Unknown symbol debugfs_remove', out)
 
 
 class RunCommandTest(unittest.TestCase):
@@ -302,14 +373,36 @@ class RunCommandTest(unittest.TestCase):
                          (3, 'error', ['kernel build failed']))
 
     def test_internal_error_is_3_never_1(self):
-        rc, _, err, s = self.run_failing(FileNotFoundError(2, 'No such file'))
+        rc, _, err, s = self.run_failing(ValueError('unexpected'))
         self.assertEqual((rc, s['exit_code'], s['outcome']), (3, 3, 'error'))
         self.assertIn('Traceback', err)
-        self.assertIn('internal error (FileNotFoundError', err)
+        self.assertIn('internal error (ValueError', err)
         with mock.patch.object(cli, 'cmd_parse', side_effect=ValueError('boom')):
             rc, _, err = call(['parse', '/dev/null'])
         self.assertEqual(rc, 3)
         self.assertIn('bug in the runner', err)
+
+    def test_full_disk_is_3_in_one_line_without_traceback(self):
+        full = OSError(28, 'No space left on device', '/cache/modules/x.ko')
+        rc, out, err, s = self.run_failing(full)
+        self.assertEqual((rc, s['exit_code'], s['outcome']), (3, 3, 'error'))
+        self.assertNotIn('Traceback', err)
+        line = err.splitlines()[0]
+        self.assertTrue(line.startswith('gupnm: error: No space left on device '
+                                        '(/cache/modules/x.ko): free space there'), line)
+        self.assertIn('cache --clean GROUP', line)
+
+    def test_reports_that_cannot_be_written_keep_the_verdict(self):
+        tmp = Path(tempfile.mkdtemp(prefix='gupnm-test-cli-'))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        full = OSError(28, 'No space left on device', str(tmp / 'junit.xml'))
+        with mock.patch.object(cli, 'run_one', side_effect=RunnerError('build failed')), \
+                mock.patch.object(vmrun, 'write_reports', side_effect=full):
+            rc, out, err = call(['run', '--results', str(tmp), '--json'])
+        self.assertEqual(rc, 3)
+        self.assertNotIn('Traceback', err)
+        self.assertIn('the reports could not be written', err)
+        self.assertEqual(json.loads(out)['exit_code'], 3)
 
     def test_usage_error_is_exit_2(self):
         rc, _, err, s = self.run_failing(UsageError('bad kernel spec'))
@@ -414,8 +507,8 @@ class CrossCheckChoiceTest(unittest.TestCase):
     def test_rounds_of_the_test_at_one_thread_with_its_sampling(self):
         xc = self.xc('-r 100 -i 1 1 2 4 8')
         self.assertEqual((xc.test_command, xc.rounds),
-                         ('./gup_null_mapping -p 512 -c 512 -r 100 -i 1 1', cli.XCHECK_ROUNDS))
-        self.assertEqual(self.xc('').test_command, './gup_null_mapping -p 512 -c 512 -r 3 -i 10 1')
+                         ('./gup_fast_bench -p 512 -c 512 -r 100 -i 1 1', cli.XCHECK_ROUNDS))
+        self.assertEqual(self.xc('').test_command, './gup_fast_bench -p 512 -c 512 -r 3 -i 10 1')
 
     def test_none_when_nothing_comparable(self):
         self.assertIsNone(self.xc('-B'))
@@ -537,3 +630,79 @@ class CompareCommandTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class EarlyErrorTest(unittest.TestCase):
+    """Errors before anything runs: exit 2, one line naming the culprit,
+    and with --json a JSON object on stdout (issue 21)."""
+
+    def setUp(self):
+        for name in ('run_one', 'ensure_tools'):
+            p = mock.patch.object(cli, name, side_effect=AssertionError('must not run'))
+            p.start()
+            self.addCleanup(p.stop)
+        self.cwd = Path(tempfile.mkdtemp(prefix='gupnm-test-cwd-'))
+        self.addCleanup(shutil.rmtree, self.cwd, True)
+
+    def test_empty_results_is_2_and_writes_nothing(self):
+        for value in ('', ' '):
+            with self.subTest(results=value):
+                rc, out, err = call(['run', '--results', value])
+                self.assertEqual(rc, ('exit', 2))
+                self.assertIn('argument --results: an empty path', err)
+        self.assertEqual(list(self.cwd.iterdir()), [])
+
+    def test_empty_results_with_json(self):
+        rc, out, err = call(['run', '--json', '--results', ''])
+        self.assertEqual(rc, ('exit', 2))
+        obj = json.loads(out)
+        self.assertEqual((obj['exit_code'], obj['outcome']), (2, 'error'))
+        self.assertIn('an empty path', obj['error'])
+
+    def test_argparse_errors_with_json(self):
+        rc, out, _ = call(['run', '--json', '--vcpus', '0'])
+        self.assertEqual(rc, ('exit', 2))
+        self.assertIn("'0' must be positive", json.loads(out)['error'])
+
+    def test_spec_with_a_newline_is_one_line(self):
+        for argv in (['--kernel', 'debian:6.12\nrm -rf /'], ['--append', 'a\nb'],
+                     ['--test-args', '-p\n512']):
+            with self.subTest(argv=argv):
+                rc, out, err = call(['run', *argv, '--json'])
+                self.assertEqual(rc, 2)
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+                self.assertIn('holds a control character', err)
+                self.assertIn('\\n', err)          # shown escaped
+                self.assertEqual(json.loads(out)['exit_code'], 2)
+
+    def test_long_spec_is_not_blamed_on_the_results_folder(self):
+        spec = 'debian:' + 'x' * 400
+        with mock.patch.object(cli, 'REPO', self.cwd):
+            args = argparse.Namespace(results=None)
+            path = cli._results_dir(args, spec)
+        self.assertLessEqual(len(path.name), 100)
+        self.assertTrue(path.is_dir())
+
+    def test_json_on_runner_error_before_results(self):
+        with mock.patch.object(cli, 'check_input', side_effect=UsageError('bad spec x')):
+            rc, out, err = call(['run', '--json', '--kernel', 'debian:nope'])
+        self.assertEqual(rc, 2)
+        self.assertEqual(json.loads(out)['error'], 'bad spec x')
+
+    def test_results_that_is_a_file_or_a_device(self):
+        for path in ('/dev/null', __file__):
+            rc, _, err = call(['run', '--results', path])
+            self.assertEqual(rc, 2)
+            self.assertIn(f'--results {path} is not a directory', err)
+
+    def test_image_that_is_a_device(self):
+        rc, _, err = call(['run', '--kernel', 'image:/dev/null:/tmp'])
+        self.assertEqual(rc, 2)
+        self.assertIn('kernel image /dev/null is not a file', err)
+
+    def test_shown(self):
+        self.assertEqual(cli.shown('a\nb'), "'a\\nb'")
+        self.assertEqual(cli.shown('ab'), "'ab'")
+        long = cli.shown('y' * 500)
+        self.assertIn('(500 characters)', long)
+        self.assertLess(len(long), 130)

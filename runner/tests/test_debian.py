@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from gupnm import apt, chroot, debian
+from gupnm import apt, cache, chroot, debian
 from gupnm.host import RunnerError, UsageError
 
 # What the runner's apt lists hold, in the forms apt-cache prints them.
@@ -154,6 +154,10 @@ class CatalogueCacheTest(unittest.TestCase):
             with mock.patch.object(apt, "lists_stamp", return_value="2"):
                 debian.catalogue()
             self.assertEqual(cat.call_count, 2)
+            # Cut short (a full disk, a kill): asked again, no traceback.
+            (Path(tmp) / "apt" / "catalogue-amd64.json").write_text('{"stamp": "1", "ker')
+            self.assertEqual(debian.catalogue(), first)
+            self.assertEqual(cat.call_count, 3)
 
 
 class FetchTest(unittest.TestCase):
@@ -185,6 +189,7 @@ class FetchTest(unittest.TestCase):
         (kdir / "Makefile").write_text("include x\n")
         (self.tmp / "debs").mkdir()
         (root / ".gupnm-unpacked").write_text("linux-binary-7.3.4+deb13-amd64_7.3.4-1~bpo13+1_amd64.deb\n")
+        cache.record(root, debian._checked_files(root, rel))
         with mock.patch.object(debian, "run") as run:
             k = debian._fetch_locked(self.offered, root)
         run.assert_not_called()
@@ -195,8 +200,57 @@ class FetchTest(unittest.TestCase):
         root = self.tmp / "debian" / "k"
         root.mkdir(parents=True)
         (root / ".gupnm-unpacked").write_text("")
+        cache.record(root, [])
         with self.assertRaisesRegex(RunnerError, "missing after unpacking"):
             debian._fetch_locked(self.offered, root)
+
+    def test_cut_image_in_the_cache_is_unpacked_again(self):
+        # Issue 21: a cut image in the cache booted, and blamed the user.
+        rel = self.offered.release
+        root = self.tmp / "debian" / "k"
+
+        def unpack(cmd, **kw):
+            if cmd[:2] == ["dpkg-deb", "-x"]:
+                dest = Path(cmd[3])
+                (dest / "usr/lib/modules" / rel).mkdir(parents=True, exist_ok=True)
+                (dest / "usr/lib/modules" / rel / "vmlinuz").write_bytes(b"MZ" * 1000)
+                kdir = dest / "usr/src" / f"linux-headers-{rel}"
+                kdir.mkdir(parents=True, exist_ok=True)
+                (kdir / "Makefile").write_text("include /usr/src/x\n")
+            elif cmd[:2] == ["rm", "-rf"]:
+                shutil.rmtree(cmd[2], ignore_errors=True)
+            return ""
+        deb = self.tmp / "debs" / "linux-binary_1_amd64.deb"
+        deb.parent.mkdir()
+        deb.write_bytes(b"deb")
+        with mock.patch.object(debian, "run", side_effect=unpack) as run, \
+                mock.patch.object(debian, "packages_of", return_value=["linux-binary"]), \
+                mock.patch.object(apt, "download", return_value=deb), \
+                mock.patch.object(debian, "progress"), mock.patch.object(cache, "progress"):
+            k = debian._fetch_locked(self.offered, root)
+            unpacked = run.call_count
+            with open(k.image, "r+b") as fh:
+                fh.truncate(100)
+            k = debian._fetch_locked(self.offered, root)
+            self.assertGreater(run.call_count, unpacked)
+        self.assertEqual(k.image.stat().st_size, 2000)
+        self.assertIn("vmlinuz is 100 bytes, 2000 when filled", cache.repairs()[-1])
+
+    def test_deb_that_does_not_unpack_is_downloaded_once_more(self):
+        deb = self.tmp / "x.deb"
+        deb.write_bytes(b"cut")
+        fail = RunnerError("dpkg-deb -x x.deb failed (exit 2):\ndpkg-deb: error: unexpected end of file")
+        with mock.patch.object(debian, "run", side_effect=[fail, ""]), \
+                mock.patch.object(apt, "download", return_value=deb) as dl, \
+                mock.patch.object(debian, "progress"):
+            self.assertEqual(debian._unpack(deb, self.tmp, "p", self.offered), deb)
+        dl.assert_called_once()
+        with mock.patch.object(debian, "run", side_effect=[fail, fail]), \
+                mock.patch.object(apt, "download", return_value=deb), \
+                mock.patch.object(debian, "progress"):
+            with self.assertRaisesRegex(cache.CacheError, "does not unpack even downloaded "
+                                        "afresh .*cache --clean sources"):
+                debian._unpack(deb, self.tmp, "p", self.offered)
 
     def test_deps_are_versioned_kernel_packages(self):
         dep = ("linux-base, linux-base-7.3.4+deb13-amd64 (= 7.3.4-1~bpo13+1), "

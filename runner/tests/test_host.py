@@ -71,3 +71,83 @@ class EnsureToolsTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f'/proc/{pid}/stat').read_text()
+    except OSError:
+        return False
+    return stat.rsplit(')', 1)[1].split()[0] != 'Z'
+
+
+def _wait_gone(pids, seconds=10.0) -> list:
+    import time
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        left = [p for p in pids if _alive(p)]
+        if not left:
+            return []
+        time.sleep(0.1)
+    return left
+
+
+class ChildrenTest(unittest.TestCase):
+    """Children die with the runner: real processes (sleep), never a
+    stand-in: only groups the runner made are ever signalled (issue 21)."""
+
+    def test_stop_ends_the_whole_group(self):
+        import subprocess
+        proc = host.spawn(['sh', '-c', 'sleep 30 & echo $!; exec sleep 30'],
+                          stdout=subprocess.PIPE, text=True)
+        grandchild = int(proc.stdout.readline())
+        host.stop(proc)
+        self.assertEqual(_wait_gone([proc.pid, grandchild]), [])
+        self.assertNotIn(proc.pid, host._groups)
+
+    def test_sigkill_of_the_runner_ends_its_children(self):
+        # A runner that spawns a group, then dies by SIGKILL: the watchdog
+        # kills the group; the leader also has PR_SET_PDEATHSIG.
+        import os
+        import signal
+        import subprocess
+        code = ('import sys, time; sys.path.insert(0, sys.argv[1]); from gupnm import host\n'
+                'p = host.spawn(["sh", "-c", "sleep 30 & echo $!; exec sleep 30"],\n'
+                '               stdout=sys.stdout)\n'
+                'print(p.pid, flush=True); time.sleep(60)\n')
+        runner = subprocess.Popen([sys.executable, '-c', code,
+                                   str(Path(__file__).resolve().parents[1])],
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            grandchild = int(runner.stdout.readline())
+            leader = int(runner.stdout.readline())
+            self.assertTrue(_alive(leader) and _alive(grandchild))
+            os.kill(runner.pid, signal.SIGKILL)
+            runner.wait()
+            self.assertEqual(_wait_gone([leader, grandchild]), [])
+        finally:
+            runner.kill()
+            runner.wait()
+
+    def test_die_with_parent_through_setpriv(self):
+        import shutil
+        import signal
+        if not shutil.which('setpriv'):
+            self.skipTest('no setpriv')
+        argv = host.die_with_parent(['sleep', 1], signal.SIGTERM)
+        self.assertEqual(argv[1:], ['--pdeathsig=TERM', '--', 'sleep', '1'])
+        with mock.patch.object(host.shutil, 'which', return_value=None):
+            self.assertEqual(host.die_with_parent(['sleep', 1]), ['sleep', '1'])
+
+    def test_a_stand_in_is_never_signalled(self):
+        proc = mock.Mock(pid=1)
+        with mock.patch.object(host.os, 'killpg') as killpg:
+            host.reaped(proc)
+            host.stop(proc)
+        killpg.assert_not_called()
+
+    def test_owner_tags(self):
+        tag = host.owner_tag()
+        self.assertTrue(host.owner_alive(tag))
+        self.assertFalse(host.owner_alive('999999999.1'))
+        self.assertFalse(host.owner_alive(tag.split('.')[0] + '.1'))   # pid reused

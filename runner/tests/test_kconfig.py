@@ -175,28 +175,26 @@ class FragmentsTest(unittest.TestCase):
         self.assertEqual([n for n, _ in frags], ['base.config', 'debug.config'])
         self.assertEqual(frags[1][1], (kconfig.CONFIGS / 'debug.config').read_text())
 
-    def test_module_line_from_the_tree(self):
+    def test_module_line_when_the_tree_has_gup_test_tristate(self):
         with tempfile.TemporaryDirectory() as tmp:
-            mm = Path(tmp) / 'tools/testing/selftests/mm'
-            mm.mkdir(parents=True)
-            (mm / 'config').write_text('CONFIG_SYSVIPC=y\nCONFIG_TEST_HMM=m\n'
-                                       'CONFIG_TEST_GUP_FAST=m\nCONFIG_GUP_TEST=y\n')
             frags = kconfig.fragments('default', Path(tmp), True)
-        self.assertEqual(frags[-1], ('selftests/mm/config (CONFIG_TEST_GUP_FAST)',
-                                     'CONFIG_TEST_GUP_FAST=m\n'))
+        self.assertEqual(frags[-1], ("the series' gup_test, a module",
+                                     'CONFIG_GUP_TEST=m\n'))
         self.assertEqual(len(frags), 2)
 
-    def test_tree_without_the_selftests_patch(self):
+    def test_no_module_line_without_it(self):
+        frags = kconfig.fragments('default', None, False)
+        self.assertEqual([n for n, _ in frags], ['base.config'])
+
+    def test_gup_test_tristate_reads_mm_kconfig(self):
         with tempfile.TemporaryDirectory() as tmp:
-            mm = Path(tmp) / 'tools/testing/selftests/mm'
-            mm.mkdir(parents=True)
-            (mm / 'config').write_text('CONFIG_SYSVIPC=y\n# CONFIG_TEST_GUP_FAST is not set\n')
-            with self.assertRaisesRegex(RunnerError, 'does not enable CONFIG_TEST_GUP_FAST'):
-                kconfig.fragments('default', Path(tmp), True)
-            with self.assertRaisesRegex(RunnerError, 'selftests patch applied'):
-                kconfig.fragments('default', Path(tmp) / 'nonexistent', True)
-        with self.assertRaises(RunnerError):
-            kconfig.fragments('default', None, True)
+            (Path(tmp) / 'mm').mkdir()
+            kc = Path(tmp) / 'mm/Kconfig'
+            self.assertFalse(kconfig.gup_test_tristate(Path(tmp)))
+            kc.write_text('config GUP_TEST\n\tbool "Enable ..."\n\tdepends on DEBUG_FS\n')
+            self.assertFalse(kconfig.gup_test_tristate(Path(tmp)))
+            kc.write_text('config X\n\tbool\n\nconfig GUP_TEST\n\ttristate "Enable ..."\n')
+            self.assertTrue(kconfig.gup_test_tristate(Path(tmp)))
 
     def test_selftests_variant_takes_gup_test_lines_of_the_tree(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -206,10 +204,16 @@ class FragmentsTest(unittest.TestCase):
                                        'CONFIG_GUP_TEST=y\nCONFIG_FTRACE=y\n'
                                        'CONFIG_TRANSPARENT_HUGEPAGE=y\n')
             frags = kconfig.fragments('selftests', Path(tmp), False)
+            # gup_test comes out of tree then: the tree's own stays out.
             self.assertEqual([n for n, _ in frags],
                              ['base.config', 'selftests.config',
-                              "selftests/mm/config (gup_test's options)"])
-            self.assertEqual(frags[-1][1], 'CONFIG_GUP_TEST=y\nCONFIG_TRANSPARENT_HUGEPAGE=y\n')
+                              "selftests/mm/config (gup_test's options)",
+                              'gup_test out of tree: not built in'])
+            self.assertEqual(frags[2][1], 'CONFIG_GUP_TEST=y\nCONFIG_TRANSPARENT_HUGEPAGE=y\n')
+            self.assertEqual(frags[3][1], '# CONFIG_GUP_TEST is not set\n')
+            # In tree as a module, the last line wins over the tree's =y.
+            self.assertEqual(kconfig.fragments('selftests', Path(tmp), True)[-1][1],
+                             'CONFIG_GUP_TEST=m\n')
             self.assertIn('CONFIG_KSM=y', frags[1][1])
             (mm / 'config').write_text('CONFIG_SYSVIPC=y\n')
             with self.assertRaisesRegex(RunnerError, 'does not name CONFIG_GUP_TEST'):

@@ -103,7 +103,7 @@ class PrepareTest(unittest.TestCase):
     def test_image_module_without_vermagic(self):
         with tempfile.TemporaryDirectory() as tmp:
             (Path(tmp) / 'bzImage').write_bytes(b'x')
-            ko = Path(tmp) / 'mods/lib/modules/6.1/extra/test_gup_fast.ko'
+            ko = Path(tmp) / 'mods/lib/modules/6.1/extra/gup_test.ko'
             ko.parent.mkdir(parents=True)
             ko.write_bytes(b'\x7fELF')
             done = subprocess.CompletedProcess(['modinfo'], 0, stdout='', stderr='')
@@ -118,32 +118,40 @@ class PrepareTest(unittest.TestCase):
                                    base_commit='71c7a458b86e', patches=['0001.patch'],
                                    variant='default')
 
-    def test_source_with_patches_runs_through_run_vmtests(self):
-        tree = Path('/k')
-        k = self._source_kernel(tree, tree / 'build/lib/test_gup_fast.ko')
-        with mock.patch.object(source, 'prepare', return_value=k) as sp, \
-                mock.patch.object(kernels, 'build_module') as bm, \
-                mock.patch.object(kernels, 'build_selftest', return_value=Path('/bin/t')) as bs:
-            prep = kernels.prepare('source:debian-6.12:nofix')
-        sp.assert_called_once_with('debian-6.12', 'nofix', 'default')
+    def test_source_with_the_test_patch_uses_the_trees_test(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = Path(tmp)
+            (tree / 'src' / kernels.SELFTEST).parent.mkdir(parents=True)
+            (tree / 'src' / kernels.SELFTEST).write_text('/* the test patch */\n')
+            k = self._source_kernel(tree, tree / 'build/mm/gup_test.ko')
+            with mock.patch.object(source, 'prepare', return_value=k) as sp, \
+                    mock.patch.object(kernels, 'build_module') as bm, \
+                    mock.patch.object(kernels, 'build_selftest', return_value=Path('/bin/t')) as bs:
+                prep = kernels.prepare('source:debian-7.3:nofix')
+        sp.assert_called_once_with('debian-7.3', 'nofix', 'default')
         bm.assert_not_called()                      # the in-tree module is used
-        bs.assert_called_once_with(tree / 'src' / kernels.SELFTEST, tree / 'src', tree / 'src')
-        self.assertEqual(prep.run_vmtests, tree / 'src/tools/testing/selftests/mm/run_vmtests.sh')
+        bs.assert_called_once_with(tree / 'src' / kernels.SELFTEST, tree / 'src',
+                                   tree / 'src', 'gcc')
+        self.assertIsNone(prep.run_vmtests)         # run directly (kselftest paths: run_vmtests)
         self.assertEqual((prep.spec, prep.release, prep.image, prep.module, prep.test_binary),
-                         ('source:debian-6.12:nofix', '6.12.117+', tree / 'build/vmlinux',
-                          tree / 'build/lib/test_gup_fast.ko', Path('/bin/t')))
+                         ('source:debian-7.3:nofix', '6.12.117+', tree / 'build/vmlinux',
+                          tree / 'build/mm/gup_test.ko', Path('/bin/t')))
         self.assertEqual(prep.source['selection'], 'nofix')
         self.assertEqual(prep.source['config'], 'default')
 
-    def test_source_without_patches_builds_module_out_of_tree(self):
+    def test_source_without_gup_test_module_builds_it_out_of_tree(self):
         tree = Path('/k')
         k = self._source_kernel(tree, None)
         with mock.patch.object(source, 'prepare', return_value=k), \
+                mock.patch.object(kernels, 'gup_test_source', return_value=Path('/gts')), \
                 mock.patch.object(kernels, 'build_module', return_value=Path('/m.ko')) as bm, \
                 mock.patch.object(kernels, 'build_selftest', return_value=Path('/bin/t')) as bs:
             prep = kernels.prepare('source:debian-6.12:none', variant='debug')
         bm.assert_called_once_with(tree / 'build', '6.12.117+')
-        bs.assert_called_once_with(REPO / kernels.SELFTEST, REPO, tree / 'src')
+        # The tree has no test (6.12's stable series is the fix alone): this
+        # checkout's, against the series' gup_test header.
+        bs.assert_called_once_with(REPO / kernels.SELFTEST, Path('/gts/include'),
+                                   tree / 'src', 'gcc')
         self.assertIsNone(prep.run_vmtests)
         self.assertEqual(prep.module, Path('/m.ko'))
         self.assertEqual(prep.source['config'], 'debug')
@@ -162,18 +170,31 @@ class BuildTest(unittest.TestCase):
         p.start()
         self.addCleanup(p.stop)
 
+    def _source(self):
+        """gup_test_source() stands in for the script and the 7.3 tree."""
+        src = self.tmp / 'src'
+        src.mkdir(exist_ok=True)
+        for name in ('gup_test.c', 'gup_test.h'):
+            (src / name).write_text(f'/* {name} */\n')
+        p = mock.patch.object(kernels, 'gup_test_source', return_value=src)
+        p.start()
+        self.addCleanup(p.stop)
+
     def test_build_module(self):
+        self._source()
+
         def fake_run(cmd, **kw):
             out = Path(cmd[2])
-            out.mkdir(parents=True, exist_ok=True)
-            (out / 'test_gup_fast.ko').write_bytes(b'\x7fELF')
+            # The series' source is in place before the build starts.
+            self.assertTrue((out / 'gup_test.c').exists())
+            (out / 'gup_test.ko').write_bytes(b'\x7fELF')
             return ''
 
         with mock.patch.object(kernels, 'run', side_effect=fake_run) as run:
             ko = kernels.build_module(Path('/hdrs'), '6.1.0-57-amd64')
             self.assertEqual(ko.parent.parent, self.tmp / 'cache/modules')
             self.assertRegex(ko.parent.name, r'^6\.1\.0-57-amd64-[0-9a-f]{20}$')
-            self.assertEqual(ko.name, 'test_gup_fast.ko')
+            self.assertEqual(ko.name, 'gup_test.ko')
             cmd = run.call_args.args[0]
             # Built in a private directory, renamed into place.
             self.assertEqual(cmd[:2], [REPO / 'oot/build-module.sh', Path('/hdrs')])
@@ -188,6 +209,7 @@ class BuildTest(unittest.TestCase):
             self.assertEqual(run.call_count, 2)
 
     def test_build_module_left_nothing(self):
+        self._source()
         with mock.patch.object(kernels, 'run', return_value=''):
             with self.assertRaisesRegex(RunnerError, 'module build left no'):
                 kernels.build_module(Path('/hdrs'), 'r')
@@ -195,8 +217,8 @@ class BuildTest(unittest.TestCase):
     def _selftest_tree(self):
         src = self.tmp / 'gup_null_mapping.c'
         src.write_text('int main(void) { return 0; }\n')
-        (self.tmp / 'inc/lib').mkdir(parents=True)
-        (self.tmp / 'inc/lib/test_gup_fast_uapi.h').write_text('/* uapi */\n')
+        (self.tmp / 'inc/mm').mkdir(parents=True)
+        (self.tmp / 'inc/mm/gup_test.h').write_text('/* gup_test ABI */\n')
         (self.tmp / 'tree/tools/testing/selftests/mm').mkdir(parents=True)
         (self.tmp / 'tree/tools/testing/selftests/kselftest.h').write_text('/* ksft */\n')
         return src, self.tmp / 'inc', self.tmp / 'tree'
@@ -218,7 +240,7 @@ class BuildTest(unittest.TestCase):
                 self.assertIn(flag, cmd)
             self.assertEqual(kernels.build_selftest(src, inc, tree), out)
             self.assertEqual(run.call_count, 1)     # cached by content
-            (inc / 'lib/test_gup_fast_uapi.h').write_text('/* changed */\n')
+            (inc / 'mm/gup_test.h').write_text('/* changed */\n')
             self.assertNotEqual(kernels.build_selftest(src, inc, tree), out)
             self.assertEqual(run.call_count, 2)
 

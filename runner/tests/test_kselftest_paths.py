@@ -36,9 +36,9 @@ class Paths(unittest.TestCase):
             tmp = Path(d)
             self.assertEqual(kselftest_build.wrapper_of(tmp),
                              ("mm:run_vmtests.sh", []))
-            (tmp / "ksft_gup_fast.sh").write_text("")
+            (tmp / "ksft_gup_test.sh").write_text("")
             self.assertEqual(kselftest_build.wrapper_of(tmp),
-                             ("mm:ksft_gup_fast.sh", ["TEST_PROGS=ksft_gup_fast.sh"]))
+                             ("mm:ksft_gup_test.sh", ["TEST_PROGS=ksft_gup_test.sh"]))
 
     def test_khugepaged_slip_either_quotes(self):
         rx = kselftest_build.KSFT_SKIP_SLIP
@@ -50,3 +50,21 @@ class Paths(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class GupTestCategoryTest(unittest.TestCase):
+    """The real three paths of the gup_test category on the upstream
+    series' 7.3 kernel: upstream's gup_longterm gives result names that
+    collide once flattened; only gup_null_mapping's are judged."""
+
+    def test_real_paths_judge_our_results_only(self):
+        text = (Path(__file__).parent / 'data/kselftest/paths-v2-7.3.txt').read_text()
+        paths = kselftest_paths.split_paths(text)
+        self.assertEqual(sorted(paths), ['install', 'run_tests', 'tarball'])
+        for p in paths.values():
+            self.assertTrue(kselftest_paths.tapflat.duplicates(p.flat))
+            ours = kselftest_paths.own_results(p.flat)
+            self.assertEqual(len(ours), 13)
+            self.assertFalse(kselftest_paths.tapflat.duplicates(ours))
+            self.assertEqual(kselftest_paths.verdict_problems(
+                p, 'mm:ksft_gup_test.sh', bug=False), [])

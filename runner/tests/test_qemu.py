@@ -257,7 +257,9 @@ class BootTest(unittest.TestCase):
         self.assertEqual(res.console.read_bytes(), b'')     # created empty before the boot
         self.assertEqual(res.command, command('tcg', console=out / 'console.log',
                                               status=out / 'status.log'))
-        self.assertEqual(popen.call_args.args[0], res.command)
+        argv = popen.call_args.args[0]
+        self.assertEqual(argv[-len(res.command):], res.command)
+        self.assertEqual(argv[1:3], ['--pdeathsig=KILL', '--'])    # through setpriv
         self.assertEqual(popen.call_args.kwargs['stdin'], subprocess.DEVNULL)
         self.assertTrue(popen.call_args.kwargs['start_new_session'])
         proc.wait.assert_called_once_with(timeout=5)
@@ -268,10 +270,10 @@ class BootTest(unittest.TestCase):
         proc.wait.side_effect = [subprocess.TimeoutExpired('qemu', 5), -9]
         proc.pid = 4242
         with mock.patch.object(qemu.shutil, 'which', return_value='/usr/bin/qemu-system-x86_64'), \
-                mock.patch.object(qemu.os, 'killpg') as killpg, \
+                mock.patch.object(qemu, 'stop') as stop, \
                 mock.patch.object(qemu.subprocess, 'Popen', return_value=proc):
             res = self.boot()
-        killpg.assert_called_once_with(4242, qemu.signal.SIGKILL)   # qemu's whole group
+        stop.assert_called_once_with(proc)          # qemu's whole group (host.stop)
         self.assertIsNone(res.returncode)
         self.assertTrue(res.timed_out)
 
@@ -279,11 +281,11 @@ class BootTest(unittest.TestCase):
         proc = mock.Mock(pid=4243)
         proc.wait.side_effect = [KeyboardInterrupt, -9]
         with mock.patch.object(qemu.shutil, 'which', return_value='/usr/bin/qemu-system-x86_64'), \
-                mock.patch.object(qemu.os, 'killpg') as killpg, \
+                mock.patch.object(qemu, 'stop') as stop, \
                 mock.patch.object(qemu.subprocess, 'Popen', return_value=proc):
             with self.assertRaises(KeyboardInterrupt):
                 self.boot()
-        killpg.assert_called_once_with(4243, qemu.signal.SIGKILL)
+        stop.assert_called_once_with(proc)
 
     def test_watch_is_called_while_waiting(self):
         proc = mock.Mock(pid=1)

@@ -154,6 +154,17 @@ class SyntheticStatusTest(unittest.TestCase):
         # An empty awk result (no /proc/meminfo) is no number.
         self.assertEqual(parse_status('GUPNM-MEMFREE: before \n').memfree_kb, {})
 
+    def test_bench_section_and_exit(self):
+        # The benchmark program (bench/gup_fast_bench) after the test.
+        st = parse_status('GUPNM-STATUS: booted\r\nGUPNM-TAP-BEGIN\r\nok 1 a\r\n'
+                          'GUPNM-TAP-END\r\nGUPNM-BENCH-BEGIN\r\n'
+                          '# bench ratio threads=1 shadow/anon=2.21\r\nok 1 bench\r\n'
+                          'GUPNM-BENCH-END\r\nGUPNM-BENCH-EXIT: 0\r\nGUPNM-EXIT: 1\r\n')
+        self.assertEqual((st.tap, st.bench, st.bench_exit, st.exit_code),
+                         ('ok 1 a\n', '# bench ratio threads=1 shadow/anon=2.21\nok 1 bench\n',
+                          0, 1))
+        self.assertIsNone(parse_status('GUPNM-STATUS: booted\n').bench)
+
     def test_real_run_has_no_memfree(self):
         # The real runs predate GUPNM-MEMFREE.
         self.assertEqual(parse_status(real('debian-6.12.status.log')).memfree_kb, {})

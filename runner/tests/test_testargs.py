@@ -17,7 +17,7 @@ def check(text, vcpus=2, **kw):
 
 
 class RulesMatchTheSourceTest(unittest.TestCase):
-    """The table follows gup_null_mapping.c: a change there shows here."""
+    """The table follows bench/gup_fast_bench.c: a change there shows here."""
 
     def test_every_getopt_letter_has_a_rule_and_back(self):
         self.assertEqual(set(testargs.getopt_string().replace(':', '')), set(testargs.RULES))
@@ -29,16 +29,16 @@ class RulesMatchTheSourceTest(unittest.TestCase):
                                       if r.kind in ('int', 'ratio')})
 
     def test_every_limit_is_defined(self):
-        c = testargs.constants(testargs.SELFTEST, testargs.UAPI, testargs.DRIVER)
+        c = testargs.constants(testargs.BENCH)
         for rule in testargs.RULES.values():
             if rule.limit:
                 self.assertIn(rule.limit, c)
         for name in (testargs.THREADS_LIMIT, testargs.THREAD_COUNTS_LIMIT,
-                     testargs.SAMPLES_LIMIT, testargs.DRIVER_MAX_PAGES):
+                     testargs.SAMPLES_LIMIT):
             self.assertIn(name, c)
 
     def test_the_rules_name_the_limits_parse_args_uses(self):
-        text = testargs.SELFTEST.read_text()
+        text = testargs.BENCH.read_text()
         body = text[text.index('static void parse_args('):]
         for letter, rule in testargs.RULES.items():
             if rule.kind in ('int', 'ratio'):
@@ -60,12 +60,12 @@ class CheckTest(unittest.TestCase):
 
     def test_bad(self):
         cases = {
-            '-p -5': "-p '-5': expected an integer in 1..262144",
-            '-p 999999999': "-p '999999999': expected an integer in 1..262144",
+            '-p -5': "-p '-5': expected an integer in 1..65536",
+            '-p 999999999': "-p '999999999': expected an integer in 1..65536",
             '-p 0': 'expected an integer in 1..',
             '-p 5x': 'expected an integer',
             '-p': '-p needs a value',
-            '-h': 'only prints the test',
+            '-h': "only prints the benchmark's help",
             '-x': 'unknown option -x',
             '-B -: x': 'unknown option -:',
             '-t 0': "-t '0': expected a number above 0",
@@ -78,7 +78,7 @@ class CheckTest(unittest.TestCase):
             '1025': "thread count '1025'",
             ' '.join(['1'] * 33): 'too many thread counts (33): at most 32',
             '-r 1000 -i 65536 1': 'exceeds 16777216 samples',
-            '-p 70000': "exceeds the driver's max_pages (65536)",
+            '-p 70000': "-p '70000': expected an integer in 1..65536",
             '-c 0': "-c '0': expected an integer in 1..4096",
             '-c 4097': "-c '4097': expected an integer in 1..4096",
             '-c 32x': "-c '32x': expected an integer",
@@ -111,7 +111,7 @@ class CheckTest(unittest.TestCase):
                 check('', source=src)
 
     def test_new_option_without_a_rule_passes_unchecked(self):
-        real = testargs.SELFTEST.read_text()
+        real = testargs.BENCH.read_text()
         opts = testargs.getopt_string()
 
         def with_getopt(s):

@@ -16,7 +16,7 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gupnm import initramfs, qemu, tap, vmrun  # noqa: E402
+from gupnm import initramfs, kernels, qemu, tap, vmrun  # noqa: E402
 from gupnm.host import RunnerError  # noqa: E402
 from gupnm.kernels import Prepared  # noqa: E402
 from gupnm.status import parse_status  # noqa: E402
@@ -216,10 +216,20 @@ MINI_TAP = ('TAP version 13\n1..2\n# verdict shadow read: 512/512 pages via GUP-
             'ok 1 verdict_shadow_read\nok 2 live_pages_zero\n')
 
 
+# The benchmark program's output (bench/gup_fast_bench), after the test's.
+MINI_BENCH = ('TAP version 13\n1..1\n'
+              '# bench: pin_user_pages_fast(FOLL_WRITE), 512 pages/thread, 512 pages/call\n'
+              '# bench       1   shadow    396.5    505.9   5074.2  20043.0 187.1% noisy\n'
+              '# bench       1     anon    177.7    228.5    529.3   8998.0 253.5% noisy\n'
+              '# bench ratio threads=1 shadow/anon=2.21\nok 1 bench\n')
+
+
 def mini_status(*, exit_code=0, rmmod='ok', dmesg='[    0.000000] Linux version 6.12.117+deb12-amd64\n',
-                tap_text=MINI_TAP) -> str:
+                tap_text=MINI_TAP, bench=MINI_BENCH, bench_exit=0) -> str:
+    bench_part = ('' if bench is None else
+                  f'GUPNM-BENCH-BEGIN\n{bench}GUPNM-BENCH-END\nGUPNM-BENCH-EXIT: {bench_exit}\n')
     return ('GUPNM-STATUS: booted\nGUPNM-TIME: init 1.00\nGUPNM-TIME: test 1.20\n'
-            f'GUPNM-RMMOD: {rmmod}\nGUPNM-TAP-BEGIN\n{tap_text}GUPNM-TAP-END\n'
+            f'GUPNM-RMMOD: {rmmod}\nGUPNM-TAP-BEGIN\n{tap_text}GUPNM-TAP-END\n{bench_part}'
             f'GUPNM-DMESG-BEGIN\n{dmesg}GUPNM-DMESG-END\nGUPNM-EXIT: {exit_code}\n'
             ).replace('\n', '\r\n')
 
@@ -255,6 +265,9 @@ class VmFake:
             mock.patch.object(qemu, 'probe_accel', return_value=(
                 'tcg', 'the CPU shows no vmx/svm flag (no nested virtualization)')),
             mock.patch.object(qemu, 'boot', side_effect=self._boot),
+            # The benchmark program is built, not faked, only on real runs.
+            mock.patch.object(kernels, 'build_bench',
+                              return_value=self.tmp / 'gup_fast_bench'),
         ]
         self.mocks = [p.start() for p in patches]
         for p in patches:
@@ -283,10 +296,11 @@ class RunTest(VmFake, unittest.TestCase):
         return vmrun.run(prep or _prep(), VmOptions(**opts), self.outdir,
                          durations={'prepare': self.prepare_seconds})
 
-    def assert_like_real(self, got: dict, want: dict):
-        """Every key of the real summary, as the runner wrote it then."""
+    def assert_like_real(self, got: dict, want: dict, changed: tuple = ()):
+        """Every key of the real summary, as the runner wrote it then
+        (@changed: keys the runner has changed on purpose since)."""
         for key in sorted(want):
-            if key in ('durations', 'vm'):
+            if key in ('durations', 'vm', *changed):
                 continue
             with self.subTest(key=key):
                 self.assertEqual(got[key], want[key])
@@ -319,10 +333,18 @@ class RunTest(VmFake, unittest.TestCase):
         payload, workdir = self.build.call_args.args
         self.assertEqual(payload, initramfs.Payload(
             '6.12.117+deb12-amd64', Path('/m/test_gup_fast.ko'),
-            {'gup_null_mapping': Path('/s/gup_null_mapping')}, './gup_null_mapping',
-            need_bash=False, kmemleak=False))
-        # Per run (inside the results directory), never shared between runs.
-        self.assertEqual(workdir, self.outdir / 'initramfs')
+            {'gup_null_mapping': Path('/s/gup_null_mapping'),
+             'gup_fast_bench': self.tmp / 'gup_fast_bench'}, './gup_null_mapping',
+            need_bash=False, kmemleak=False,
+            extra_env={'GUPNM_BENCH_CMD': './gup_fast_bench'}))
+        # Recorded when the benchmark was the test's: no bench section.
+        self.assertEqual(out.summary['notes'],
+                         ['the guest printed no output of ./gup_fast_bench'])
+        # Per run, never shared between runs: a folder of the run's own in
+        # the cache's tmp/ (named for its owner), gone when the run ends.
+        self.assertEqual(workdir.parent, self.tmp / 'cache' / 'tmp')
+        self.assertRegex(workdir.name, r'^run-\d+\.\d+-')
+        self.assertFalse(workdir.exists())
 
     def test_real_run_vmtests_boot_reproduces_real_summary(self):
         want = json.loads((REAL / 'source-6.12-nofix.summary.json').read_text())
@@ -334,26 +356,60 @@ class RunTest(VmFake, unittest.TestCase):
                      run_vmtests=Path('/tree/run_vmtests.sh'), source=want['kernel']['source'])
         out = self.run_vm(prep)
         self.assertEqual(out.exit_code, 1)
-        self.assert_like_real(out.summary, want)
+        # Recorded when the test had a gup_fast category of its own; it runs
+        # in the gup_test category now.
+        self.assert_like_real(out.summary, want, changed=('command',))
+        self.assertEqual(want['command'], 'bash ./run_vmtests.sh -t gup_fast')
         self.assertEqual(out.summary['run_vmtests'], {'outer': 'FAIL: gup_null_mapping'})
-        self.assertEqual(out.summary['command'], 'bash ./run_vmtests.sh -t gup_fast')
+        self.assertEqual(out.summary['command'], 'bash ./run_vmtests.sh -t gup_test')
         self.assertEqual((self.outdir / 'run_vmtests.txt').read_text(),
                          raw(REAL / 'source-6.12-nofix.run_vmtests.txt'))
         payload = self.build.call_args.args[0]
         self.assertEqual(payload.files, {'gup_null_mapping': Path('/s/gup_null_mapping'),
-                                         'run_vmtests.sh': Path('/tree/run_vmtests.sh')})
+                                         'run_vmtests.sh': Path('/tree/run_vmtests.sh'),
+                                         'gup_fast_bench': self.tmp / 'gup_fast_bench'})
         self.assertTrue(payload.need_bash)
 
-    def test_test_args_run_the_binary_directly(self):
+    def test_test_args_go_to_the_benchmark_after_the_test(self):
+        # The selftest takes no arguments (series v2): run_vmtests.sh still
+        # runs it, and bench/gup_fast_bench gets them.
         self.boots.append((mini_console(), mini_status(), 0))
         prep = _prep(spec='source:debian-6.12:all', run_vmtests=Path('/tree/run_vmtests.sh'))
-        out = self.run_vm(prep, test_args='-p 32 -R 1000 -B')
-        self.assertEqual(out.summary['command'], './gup_null_mapping -p 32 -R 1000 -B')
+        out = self.run_vm(prep, test_args='-p 32 -r 5 1 2')
+        self.assertEqual(out.summary['command'], 'bash ./run_vmtests.sh -t gup_test')
         payload = self.build.call_args.args[0]
-        self.assertEqual(payload.files, {'gup_null_mapping': Path('/s/gup_null_mapping')})
-        self.assertFalse(payload.need_bash)
-        self.assertNotIn('run_vmtests', out.summary)
-        self.assertEqual(prep.run_vmtests, Path('/tree/run_vmtests.sh'))
+        self.assertEqual(payload.extra_env['GUPNM_BENCH_CMD'], './gup_fast_bench -p 32 -r 5 1 2')
+        self.assertEqual(payload.files['gup_fast_bench'], self.tmp / 'gup_fast_bench')
+        self.assertEqual(out.summary['bench_run'], {
+            'command': './gup_fast_bench -p 32 -r 5 1 2', 'exit': 0, 'output': 'bench.txt'})
+        self.assertEqual((self.outdir / 'bench.txt').read_text().replace('\r', ''), MINI_BENCH)
+
+    def test_benchmark_rows_and_result_join_the_tests(self):
+        self.boots.append((mini_console(), mini_status(), 0))
+        out = self.run_vm(test_args='-r 10 1')
+        s = out.summary
+        self.assertEqual((out.exit_code, s['outcome'], s['tap_errors']), (0, 'pass', []))
+        self.assertEqual([c['name'] for c in s['cases']],
+                         ['verdict_shadow_read', 'live_pages_zero', 'bench'])
+        self.assertEqual([(b['threads'], b['backing'], b['median']) for b in s['bench']],
+                         [(1, 'shadow', 505.9), (1, 'anon', 228.5)])
+        self.assertEqual(s['bench_ratio'][0]['shadow_anon_ratio'], 2.214)
+        self.assertEqual(out.bench_text.replace('\r', ''), MINI_BENCH)
+
+    def test_a_failed_benchmark_fails_the_run(self):
+        # -t: shadow/anon above the bound; the test itself passed.
+        failed = MINI_BENCH.replace('ok 1 bench', 'not ok 1 bench')
+        self.boots.append((mini_console(), mini_status(bench=failed, bench_exit=1), 0))
+        out = self.run_vm(test_args='-t 1.5 1')
+        self.assertEqual((out.exit_code, out.summary['outcome'], out.summary['exit_status']),
+                         (1, 'fail', 0))
+
+    def test_a_skipped_benchmark_adds_no_result(self):
+        skipped = 'TAP version 13\n1..0 # SKIP disabled with -B\n'
+        self.boots.append((mini_console(), mini_status(bench=skipped, bench_exit=4), 0))
+        out = self.run_vm(test_args='-B')
+        self.assertEqual((out.exit_code, out.summary['bench'], len(out.summary['cases'])),
+                         (0, [], 2))
 
     def test_pass(self):
         self.boots.append((mini_console(), mini_status(), 0))
@@ -372,7 +428,8 @@ class RunTest(VmFake, unittest.TestCase):
         self.run_vm(accel='kvm', vcpus=4, memory_mb=2048, append='nokaslr', timeout=60,
                     test_args='-p 512 -r 5', kmemleak=True)
         payload = self.build.call_args.args[0]
-        self.assertEqual(payload.command, './gup_null_mapping -p 512 -r 5')
+        self.assertEqual(payload.command, './gup_null_mapping')
+        self.assertEqual(payload.extra_env['GUPNM_BENCH_CMD'], './gup_fast_bench -p 512 -r 5')
         self.assertTrue(payload.kmemleak)
         self.assertEqual(self.boot_calls[0]['append'], qemu.BASE_APPEND + ' nokaslr')
         self.assertEqual({k: self.boot_calls[0][k] for k in ('accel', 'vcpus', 'memory_mb', 'timeout')},
@@ -431,15 +488,8 @@ class RunTest(VmFake, unittest.TestCase):
         self.boots.append((mini_console(), mini_status(rmmod='failed'), 0))
         out = self.run_vm()
         self.assertEqual(out.exit_code, vmrun.EXIT_INFRA)
-        self.assertEqual(out.summary['problems'], ['rmmod test_gup_fast failed after the test'])
+        self.assertEqual(out.summary['problems'], ['rmmod gup_test failed after the test'])
         self.assertEqual(out.summary['rmmod'], 'failed')
-
-    def test_reference_leak_is_a_splat(self):
-        leak = '[    1.900000] test_gup_fast: 3 pages still referenced at unload: reference leak\n'
-        self.boots.append((mini_console(leak), mini_status(), 0))
-        out = self.run_vm()
-        self.assertEqual(out.exit_code, 1)
-        self.assertEqual(out.summary['splats'][-1]['kind'], 'leak')
 
     def test_splat_only_in_dmesg(self):
         self.boots.append((mini_console(), mini_status(dmesg=warning_splat()), 0))
@@ -472,6 +522,92 @@ class RunTest(VmFake, unittest.TestCase):
         out = self.run_vm()
         self.assertEqual((out.exit_code, out.summary['outcome']), (4, 'skip'))
         self.assertEqual(out.summary['problems'], [])    # no module: rmmod fails, as it must
+
+    def test_module_that_did_not_load_is_3_never_a_skip(self):
+        # Issue 21: a corrupt cached module ended SKIP, exit 4: green in CI.
+        skip = 'TAP version 13\n1..0 # SKIP /sys/kernel/debug/test_gup_fast/shadow missing\n'
+        failed = ('[    4.3] test_gup_fast: loading out-of-tree module taints kernel.\n'
+                  '[    4.4] test_gup_fast: disagrees about version of symbol module_layout\n'
+                  "modprobe: can't load module test_gup_fast (extra/test_gup_fast.ko): "
+                  'Invalid argument\ngupnm: modprobe test_gup_fast failed\n')
+        self.boots.append((failed + mini_console(tap_text=skip),
+                           mini_status(exit_code=4, rmmod='failed', tap_text=skip), 0))
+        out = self.run_vm()
+        self.assertEqual((out.exit_code, out.summary['outcome']), (3, 'error'))
+        self.assertIn('did not load (modprobe: Invalid argument; kernel: test_gup_fast: '
+                      'disagrees about version of symbol module_layout)',
+                      out.summary['problems'][0])
+        self.assertIn('cache --clean kernels', out.summary['problems'][0])
+
+    def test_module_blacklisted_on_purpose_stays_a_skip(self):
+        skip = 'TAP version 13\n1..0 # SKIP /sys/kernel/debug/test_gup_fast/shadow missing\n'
+        console = ('[    0.0] Kernel command line: rdinit=/init module_blacklist=test_gup_fast\n'
+                   '[    4.4] Module test_gup_fast is blacklisted\n'
+                   "modprobe: can't load module test_gup_fast (extra/test_gup_fast.ko): "
+                   'Operation not permitted\ngupnm: modprobe test_gup_fast failed\n')
+        self.boots.append((console + mini_console(tap_text=skip),
+                           mini_status(exit_code=4, rmmod='failed', tap_text=skip), 0))
+        out = self.run_vm()
+        self.assertEqual((out.exit_code, out.summary['problems']), (4, []))
+        self.assertIn('blacklisted on the kernel command line', out.summary['notes'][0])
+
+    def test_pass_needs_the_shadow_verdict(self):
+        other = 'TAP version 13\n1..1\nok 1 something_else\n'
+        self.boots.append((mini_console(tap_text=other), mini_status(tap_text=other), 0))
+        out = self.run_vm()
+        self.assertEqual(out.exit_code, 3)
+        self.assertIn("the test's own shadow verdict", out.summary['problems'][0])
+
+    def test_a_command_needs_no_shadow_verdict(self):
+        other = 'TAP version 13\n1..1\nok 1 something_else\n'
+        self.boots.append((mini_console(tap_text=other), mini_status(tap_text=other), 0))
+        out = self.run_vm(program=('./gup_test -a', self.tmp / 'gup_test'))
+        self.assertEqual(out.exit_code, 0, out.summary['problems'])
+
+    def test_logs_the_results_folder_does_not_take_keep_the_verdict(self):
+        # Issue 21: a full results disk after the guest ran: the verdict was
+        # lost ("not run" in summary.json, no junit.xml).
+        self.boots.append((mini_console(), mini_status(), 0))
+        real_write = Path.write_text
+
+        def full(path, *a, **kw):
+            if path.name in ('tap.txt', 'dmesg.txt'):
+                raise OSError(28, 'No space left on device', str(path))
+            return real_write(path, *a, **kw)
+        with mock.patch.object(Path, 'write_text', full):
+            out = self.run_vm()
+        self.assertEqual((out.exit_code, out.summary['outcome']), (0, 'pass'))
+        self.assertIn('did not take tap.txt (No space left on device), dmesg.txt',
+                      out.summary['problems'][-1])
+        self.assertFalse((self.outdir / 'tap.txt').exists())
+
+    def test_reports_the_folder_does_not_take_keep_the_verdict(self):
+        self.boots.append((mini_console(), mini_status(), 0))
+        with mock.patch.object(vmrun.junit, 'write',
+                               side_effect=OSError(28, 'No space left on device')):
+            out = self.run_vm()
+        self.assertEqual(out.exit_code, 0)
+        self.assertIn('the reports could not be written', out.summary['problems'][-1])
+
+    def test_initramfs_that_cannot_be_built_leaves_nothing(self):
+        def half(payload, work):
+            (work / 'root').mkdir()
+            (work / 'initramfs.cpio').write_bytes(b'half')
+            raise OSError(28, 'No space left on device', str(work / 'initramfs.cpio'))
+        self.build.side_effect = half
+        with self.assertRaises(OSError):
+            self.run_vm()
+        self.assertEqual(list((self.tmp / 'cache' / 'tmp').iterdir()), [])
+        self.assertFalse((self.outdir / 'initramfs').exists())
+
+    def test_cached_image_qemu_refuses_is_3_naming_the_cache(self):
+        (self.tmp / 'out').mkdir()
+        (self.tmp / 'out' / 'qemu.log').write_text(
+            'qemu-system-x86_64: Error loading uncompressed kernel without PVH ELF Note\n')
+        self.boots.append(('', '', 1))
+        out = self.run_vm()
+        self.assertEqual(out.exit_code, 3)
+        self.assertIn('cache --clean kernels', out.summary['problems'][0])
 
     def test_exit_status_that_contradicts_the_tap_is_3(self):
         self.boots.append((mini_console(), mini_status(exit_code=4), 0))

@@ -1,0 +1,660 @@
+"""The module-free probe (probe/gupnm_probe.c) in the runner.
+
+Where the test module cannot be built or loaded -- a kernel whose headers
+have left the archive, a lockdown that loads only signed modules, the
+machine's own kernel -- the probe gives the verdict from in-kernel
+vm_insert_page() users (af_packet's TX ring, io_uring, BPF maps): a
+non-private FUTEX_WAKE does get_user_pages_fast(FOLL_WRITE) on their pages,
+and /proc/kpageflags shows whether the slow path dirtied them.
+
+  gupnm-run run --kernel host                  the running kernel, no QEMU
+  gupnm-run run --kernel debian:7.1 --method probe
+                                               a Debian image booted under
+                                               QEMU with the probe only: no
+                                               headers needed, image package
+                                               only (--arch arm64 too)
+  gupnm-run run --kernel image:VMLINUZ --method probe
+                                               an image of your own
+Reports in the results folder: probe.txt (the probe's KTAP), ktap.txt (the
+same), probe-summary.json (method, why, verdict per producer, cost figure,
+exit code); runner exit codes as for the module (0 pass, 1 fail, 3 the probe
+did not run to its end, 4 skip).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
+
+SOURCE = REPO / "probe" / "gupnm_probe.c"
+METHOD = "probe"
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INFRA, EXIT_SKIP = 0, 1, 2, 3, 4
+# The probe's own budget is under a second; a hung one is killed.
+HOST_TIMEOUT = 60
+CANNOT_SEE = ("FOLL_LONGTERM|FOLL_WRITE pins (the half of the fix that keeps "
+              "them on the slow path): a futex GUP is neither FOLL_PIN nor "
+              "FOLL_LONGTERM")
+
+_RESULT = re.compile(r"^(not ok|ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
+_PLAN = re.compile(r"^1\.\.(\d+)$")
+_VERDICT = re.compile(r"^# verdict (\S+): (\d+)/(\d+) pages via the slow path")
+_COST = re.compile(r"^# cost (\S+): FUTEX_WAKE (\d+) ns/call vs control (\d+) "
+                   r"ns/call: ratio ([\d.]+) \(median of (\d+) .*quartiles "
+                   r"([\d.]+)-([\d.]+)")
+_WITNESS = re.compile(r"^# (\S+) witness: MADV_POPULATE_WRITE \(slow path\) "
+                      r"dirtied (\d+)/(\d+) clean pages")
+_KERNEL = re.compile(r"^# kernel: (\S+)")
+_UPTIME = re.compile(r"^# uptime: ([\d.]+)")
+_ELAPSED = re.compile(r"^# (\d+) producer\(s\) gave a verdict; (\d+) ms")
+_EXIT = re.compile(r"^GUPNM-PROBE-EXIT: (\d+)$", re.M)
+
+
+@dataclass
+class ProbeResult:
+    """What one run of the probe said."""
+    exit_status: int | None = None
+    plan: int | None = None
+    results: list[dict] = field(default_factory=list)   # name, status, reason
+    verdicts: dict = field(default_factory=dict)        # name -> slow, pages
+    # name -> dirtied, pages: the slow path's witness check on this kernel
+    witness: dict = field(default_factory=dict)
+    cost: dict | None = None
+    kernel: str | None = None
+    uptime: float | None = None     # guest uptime (s) when the probe started
+    elapsed_ms: int | None = None
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def bug_present(self) -> bool | None:
+        """True: some producer's pages went to the slow path; False: every
+        producer with a verdict went fast; None: no verdict."""
+        if not self.verdicts:
+            return None
+        return any(v["slow"] for v in self.verdicts.values())
+
+    def status_of(self, name: str) -> str | None:
+        return next((r["status"] for r in self.results if r["name"] == name), None)
+
+
+def parse(text: str, exit_status: int | None = None) -> ProbeResult:
+    """The probe's KTAP (from any prefix-free capture) as a ProbeResult; a
+    result line without its verdict, a plan not met or an exit status that
+    disagrees with the lines is an error, listed in .errors."""
+    res = ProbeResult(exit_status=exit_status)
+    for line in text.splitlines():
+        line = line.rstrip("\r")
+        if m := _PLAN.match(line):
+            res.plan = int(m.group(1))
+        elif m := _RESULT.match(line):
+            status = ("skip" if m.group(4) == "SKIP" else
+                      "pass" if m.group(1) == "ok" else "fail")
+            res.results.append({"name": m.group(3), "status": status,
+                                "reason": m.group(5) or ""})
+        elif m := _VERDICT.match(line):
+            res.verdicts[m.group(1)] = {"slow": int(m.group(2)),
+                                        "pages": int(m.group(3))}
+        elif m := _COST.match(line):
+            res.cost = {"producer": m.group(1), "ns_per_call": int(m.group(2)),
+                        "control_ns_per_call": int(m.group(3)),
+                        "ratio": float(m.group(4)), "rounds": int(m.group(5)),
+                        "ratio_quartiles": [float(m.group(6)), float(m.group(7))]}
+        elif m := _WITNESS.match(line):
+            res.witness[m.group(1)] = {"dirtied": int(m.group(2)),
+                                       "pages": int(m.group(3))}
+        elif m := _KERNEL.match(line):
+            res.kernel = m.group(1)
+        elif m := _UPTIME.match(line):
+            res.uptime = float(m.group(1))
+        elif m := _ELAPSED.match(line):
+            res.elapsed_ms = int(m.group(2))
+    if res.exit_status is None:
+        m = _EXIT.findall(text)
+        res.exit_status = int(m[-1]) if m else None
+    names = [r["name"] for r in res.results]
+    if res.plan is None:
+        res.errors.append("no KTAP plan: the probe did not start")
+    elif len(names) != res.plan:
+        res.errors.append(f"{len(names)} results for a plan of {res.plan}: "
+                          "the probe did not run to its end")
+    if len(set(names)) != len(names):
+        res.errors.append("result names are not unique")
+    for r in res.results:
+        if r["status"] != "skip" and r["name"] in PRODUCERS and \
+                r["name"] not in res.verdicts and r["status"] == "pass":
+            res.errors.append(f"{r['name']} passed without a verdict line")
+    for name, v in res.verdicts.items():
+        w = res.witness.get(name)
+        if not v["slow"] and w and w["dirtied"] < w["pages"]:
+            res.errors.append(f"{name}: a GUP-fast verdict although the "
+                              "witness did not hold")
+    failed = any(r["status"] == "fail" for r in res.results)
+    if res.exit_status is not None and not res.errors:
+        if failed != (res.exit_status == 1):
+            res.errors.append(f"exit status {res.exit_status} disagrees with "
+                              f"the results ({'a' if failed else 'no'} failure)")
+    return res
+
+
+PRODUCERS = ("packet_tx_ring", "io_uring_sqes", "io_uring_sq_ring",
+             "bpf_ringbuf", "bpf_array_mmap", "kcov_area")
+
+
+def exit_code(res: ProbeResult) -> int:
+    """The runner's exit code for a probe run."""
+    if res.errors or res.exit_status is None:
+        return EXIT_INFRA
+    return {0: EXIT_PASS, 1: EXIT_FAIL, 4: EXIT_SKIP}.get(res.exit_status,
+                                                          EXIT_INFRA)
+
+
+def verdict_line(res: ProbeResult) -> str:
+    """One line a person reads: the verdict and on what it rests."""
+    if res.bug_present is None:
+        skips = [f"{r['name']}: {r['reason']}" for r in res.results
+                 if r["status"] == "skip" and r["name"] in PRODUCERS]
+        return "no verdict: " + ("; ".join(skips) if skips else
+                                 "no producer ran")
+    slow = sorted(n for n, v in res.verdicts.items() if v["slow"])
+    fast = sorted(n for n, v in res.verdicts.items() if not v["slow"])
+    word = ("BUG: GUP-fast rejects NULL-mapping order-0 folios"
+            if res.bug_present else "no bug: GUP-fast takes NULL-mapping "
+            "order-0 folios")
+    parts = [word]
+    if slow:
+        parts.append("slow path: " + ", ".join(slow))
+    if fast:
+        parts.append("GUP-fast: " + ", ".join(fast))
+    if res.cost:
+        c = res.cost
+        parts.append(f"FUTEX_WAKE cost {c['producer']}/control "
+                     f"{c['ratio']:.2f} (quartiles {c['ratio_quartiles'][0]:.2f}-"
+                     f"{c['ratio_quartiles'][1]:.2f}, {c['rounds']} rounds)")
+    return "; ".join(parts)
+
+
+def build(cc: str = "gcc") -> Path:
+    """The static probe, cached by the content of its source."""
+    from .kernels import _static_build
+    return _static_build("probe", "gupnm_probe", SOURCE, [SOURCE], [], [], cc)
+
+
+# --- the running kernel ---------------------------------------------------
+
+def host_method(root: Path = Path("/"), release: str | None = None) -> tuple[str, str]:
+    """Which method host mode uses on the running kernel, and why.
+
+    The module needs the running kernel's build directory, module support
+    and a kernel that loads unsigned modules; host mode in this runner
+    loads no module at all, so it is always the probe, and the reason says
+    what would stand in the module's way besides."""
+    release = release or os.uname().release
+    blockers = []
+    if not (root / "proc/modules").exists():
+        blockers.append("the kernel has no module support (no /proc/modules)")
+    build_dir = root / "lib/modules" / release / "build"
+    if not (build_dir / "Makefile").exists():
+        blockers.append(f"no headers for {release} ({build_dir} missing)")
+    lockdown = root / "sys/kernel/security/lockdown"
+    try:
+        mode = re.search(r"\[(\w+)\]", lockdown.read_text())
+        if mode and mode.group(1) != "none":
+            blockers.append(f"lockdown={mode.group(1)}: only signed modules load")
+    except OSError:
+        pass
+    try:
+        if (root / "sys/module/module/parameters/sig_enforce").read_text().strip() == "Y":
+            blockers.append("module.sig_enforce=1: only signed modules load")
+    except OSError:
+        pass
+    if blockers:
+        return METHOD, "probe: the module cannot be used here: " + "; ".join(blockers)
+    return METHOD, ("probe: the module could be built for this kernel, but "
+                    "host mode never loads a module on the machine (issue 19 "
+                    "part 3 not done): the probe instead")
+
+
+def run_host(outdir: Path, probe_args: list[str], *, binary: Path | None = None,
+             timeout: float = HOST_TIMEOUT) -> tuple[ProbeResult, str]:
+    """Run the probe on the running kernel; its output into outdir/probe.txt.
+    Changes nothing on the machine: the probe only maps, reads /proc and
+    unmaps; no module, no sysctl, no mount."""
+    binary = binary or build()
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run([str(binary), *probe_args], capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as err:
+        text = err.stdout.decode(errors="replace") if isinstance(err.stdout, bytes) \
+            else (err.stdout or "")
+        (outdir / "probe.txt").write_text(text)
+        res = parse(text)
+        res.errors.append(f"the probe did not finish in {timeout:g} s (killed)")
+        return res, "host"
+    (outdir / "probe.txt").write_text(proc.stdout)
+    if proc.stderr.strip():
+        (outdir / "probe-stderr.txt").write_text(proc.stderr)
+    res = parse(proc.stdout, proc.returncode)
+    res.elapsed_ms = res.elapsed_ms if res.elapsed_ms is not None else \
+        int((time.monotonic() - t0) * 1000)
+    return res, "host"
+
+
+# --- a Debian image under QEMU ------------------------------------------
+
+INIT = """#!/bin/sh
+# PID 1 of a probe guest: run gupnm_probe, its output and exit status on
+# the status port ({status}), between markers.
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+{{
+	echo "GUPNM-STATUS: booted"
+	echo "GUPNM-PROBE-BEGIN"
+	echo "# kernel: $(uname -r)"
+	read -r up _ </proc/uptime
+	echo "# uptime: $up"
+	/bin/gupnm_probe {args}
+	echo "GUPNM-PROBE-EXIT: $?"
+}} >{status} 2>&1
+reboot -f
+"""
+
+
+GUEST_APPEND = "quiet mitigations=off"
+
+
+def _quote(arg: str) -> str:
+    return "'" + arg.replace("'", "'\\''") + "'"
+
+
+def initramfs(workdir: Path, binary: Path, probe_args: list[str], *,
+              busybox: Path | None = None, status: str = "/dev/ttyS1") -> Path:
+    """busybox (@busybox: the guest's, when not the host's), the probe and
+    an init that runs it, reporting on @status; a newc cpio."""
+    from . import initramfs as ifs
+    root = workdir / "probe-guest-root"
+    if root.exists():
+        shutil.rmtree(root)
+    for d in ("bin", "proc", "sys", "dev"):
+        (root / d).mkdir(parents=True)
+    shutil.copy2(busybox or ifs._busybox(), root / "bin" / "busybox")
+    for applet in ("sh", "mount", "echo", "reboot", "uname"):
+        (root / "bin" / applet).symlink_to("busybox")
+    shutil.copy2(binary, root / "bin" / "gupnm_probe")
+    (root / "init").write_text(INIT.format(
+        status=status, args=" ".join(_quote(a) for a in probe_args)))
+    (root / "init").chmod(0o755)
+    return ifs._pack(root, workdir / "probe-initramfs.cpio")
+
+
+def select_any(spec: str, offers: list, arch: str = "amd64"):
+    """debian.select() without its need for headers: the probe needs only
+    the image, so debian:7.1 is the newest 7.1 with or without them."""
+    from . import debian
+    chosen = debian.select(spec, [dataclasses.replace(o, headers=True)
+                                  for o in offers], arch)
+    return next(o for o in offers if (o.release, o.version, o.image_pkg) ==
+                (chosen.release, chosen.version, chosen.image_pkg))
+
+
+IMAGE_MEMBERS = ("boot/vmlinuz-{rel}", "usr/lib/modules/{rel}/vmlinuz")
+
+
+def _extract_image(deb: Path, dest: Path, rel: str) -> None:
+    """Only the kernel image out of @deb (an -unsigned package also holds
+    every module: hundreds of MB the probe does not need)."""
+    import tarfile
+    wanted = {m.format(rel=rel) for m in IMAGE_MEMBERS}
+    proc = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)],
+                            stdout=subprocess.PIPE)
+    found = False
+    try:
+        with tarfile.open(fileobj=proc.stdout, mode="r|*") as tar:
+            for member in tar:
+                name = member.name.lstrip("./")
+                if name in wanted and member.isfile():
+                    out = dest / name
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    with tar.extractfile(member) as src, open(out, "wb") as dst:
+                        shutil.copyfileobj(src, dst)
+                    found = True
+    finally:
+        proc.stdout.close()
+        rc = proc.wait()
+    if rc or not found:
+        raise RunnerError(f"{deb.name}: no {' or '.join(sorted(wanted))} "
+                          f"(dpkg-deb --fsys-tarfile exit {rc})")
+
+
+def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
+    """A Debian kernel image (image package only: no headers needed), cached
+    beside debian.fetch()'s entries and reusing one when it is there."""
+    from . import apt, debian
+    kind, _, rest = spec.partition(":")
+    if kind != "debian" or not rest:
+        raise UsageError(f"--method probe boots debian:SPEC and image:KERNEL "
+                         f"kernels (or use --kernel host), not '{spec}'")
+    offered = select_any(rest, debian.catalogue(arch), arch)
+    sha = apt.field(offered.image_pkg, offered.version, "SHA256", arch)
+    if not sha:
+        raise RunnerError(f"no SHA256 for {offered.image_pkg} {offered.version}: "
+                          "run runner/debian-apt.sh --refresh")
+    key = f"{offered.release}-{sha[:16]}"
+    rel = offered.release
+    source = {"kind": "debian", "release": rel, "package": offered.image_pkg,
+              "version": offered.version, "suites": offered.suites,
+              "headers_in_archive": offered.headers}
+    for base in (cache_dir() / "debian" / key, cache_dir() / "debian-image" / key):
+        for image in (base / "boot" / f"vmlinuz-{rel}",
+                      base / "usr/lib/modules" / rel / "vmlinuz"):
+            if image.exists():
+                return rel, image, source
+    root = cache_dir() / "debian-image" / key
+    with locked(cache_dir() / "locks" / f"debian-image-{key}.lock"):
+        tmp = root.with_name(root.name + ".tmp")
+        progress(f"downloading {offered.image_pkg} {offered.version} (image only)")
+        deb = apt.download(offered.image_pkg, offered.version,
+                           cache_dir() / "debs", arch)
+        run(["rm", "-rf", tmp, root])
+        tmp.mkdir(parents=True)
+        _extract_image(deb, tmp, rel)
+        tmp.rename(root)
+    for image in (root / "boot" / f"vmlinuz-{rel}",
+                  root / "usr/lib/modules" / rel / "vmlinuz"):
+        if image.exists():
+            return rel, image, source
+    raise RunnerError(f"no vmlinuz in {offered.image_pkg} {offered.version} "
+                      f"(unpacked in {root}); remove it and retry")
+
+
+def image_of(spec: str, arch: str = "amd64") -> Path:
+    """The kernel image of image:KERNEL[:DIR] (DIR, headers or a module
+    tree, is not needed by the probe); UsageError when it is unusable."""
+    parts = spec.split(":")
+    image = Path(parts[1]) if len(parts) in (2, 3) and parts[1] else None
+    if image is None:
+        raise UsageError(f"'{spec}': use image:KERNEL (or image:KERNEL:DIR)")
+    if not image.is_file():
+        raise UsageError(f"kernel image {image} does not exist")
+    if arch == "amd64":
+        from . import vmlinux
+        vmlinux.check_kernel(image)
+    return image
+
+
+def run_guest(image: Path, outdir: Path, probe_args: list[str], *,
+              memory_mb: int = 512, timeout: float = 120, retries: int = 1,
+              append: str = "", arch: str = "amd64") -> tuple[ProbeResult, str, list[str]]:
+    """Boot @image under TCG with the probe; (result, where, notes). A guest
+    that died before the probe started is booted again, up to @retries
+    times, and said so. arm64: qemu-system-aarch64 -M virt, the probe
+    cross-built, Debian's arm64 busybox, the status port on ttyS0."""
+    from . import qemu
+    work = outdir / "probe-work"
+    work.mkdir(parents=True, exist_ok=True)
+    if arch == "arm64":
+        from . import arm64
+        initrd = initramfs(work, build(arm64.selftest_cc()), probe_args,
+                           busybox=arm64.busybox(), status="/dev/ttyS0")
+    else:
+        initrd = initramfs(work, build(), probe_args)
+    notes: list[str] = []
+    # mitigations=off: about 1 s less boot under TCG (guest uptime at the
+    # probe 4.3 -> 3.2 s on 7.3.4); it changes no GUP path, and the cost
+    # figure compares two backings within the same boot.
+    cmdline = f"{qemu.base_append(arch)} {GUEST_APPEND} {append}".strip()
+    for attempt in range(retries + 1):
+        boot = qemu.boot(image, initrd, outdir, accel="tcg", vcpus=1,
+                         memory_mb=memory_mb, append=cmdline, timeout=timeout,
+                         arch=arch)
+        status = boot.status.read_text(errors="replace")
+        text = status.split("GUPNM-PROBE-BEGIN", 1)[-1] if \
+            "GUPNM-PROBE-BEGIN" in status else ""
+        if "GUPNM-PROBE-BEGIN" in status or attempt == retries:
+            break
+        notes.append(f"boot {attempt + 1} died before the probe started "
+                     f"({boot.seconds:.0f} s): booted again")
+    (outdir / "probe.txt").write_text(_EXIT.sub("", text).rstrip() + "\n")
+    res = parse(text)
+    if boot.timed_out:
+        res.errors.append(f"the guest timed out after {timeout:g} s")
+    elif "GUPNM-STATUS: booted" not in status:
+        res.errors.append("the guest never reached user space (console.log)")
+    notes.append(f"kernel command line: {cmdline}")
+    notes.append(f"boot to power-off {boot.seconds:.1f} s under TCG ({arch}), 1 vCPU"
+                 + (f"; the probe started at guest uptime {res.uptime:.1f} s"
+                    if res.uptime is not None else ""))
+    if not os.environ.get("GUPNM_KEEP_WORK"):
+        shutil.rmtree(work, ignore_errors=True)
+    return res, "qemu-tcg", notes
+
+
+# --- reports and the run subcommand ----------------------------------------
+
+def summary(spec: str, res: ProbeResult, *, where: str, why: str,
+            release: str, source: dict | None = None,
+            notes: list[str] | None = None, seconds: float = 0.0) -> dict:
+    code = exit_code(res)
+    problems = list(res.errors)
+    if res.kernel and res.kernel != release:
+        problems.append(f"the probe ran on {res.kernel}, not {release}")
+        code = EXIT_INFRA
+    return {"method": METHOD, "method_reason": why, "spec": spec,
+            "where": where, "kernel_release": release,
+            "probe_kernel": res.kernel, "kernel_source": source or {},
+            "exit_code": code,
+            "outcome": {EXIT_PASS: "pass", EXIT_FAIL: "fail",
+                        EXIT_SKIP: "skip"}.get(code, "error"),
+            "bug_present": res.bug_present, "verdict": verdict_line(res),
+            "verdicts": res.verdicts, "witness": res.witness,
+            "results": res.results,
+            "cost": res.cost, "probe_exit_status": res.exit_status,
+            "probe_elapsed_ms": res.elapsed_ms, "cannot_see": CANNOT_SEE,
+            "guest_uptime_at_probe": res.uptime,
+            "problems": problems, "notes": notes or [],
+            "seconds": round(seconds, 2),
+            "files": {"probe": "probe.txt", "ktap": "ktap.txt",
+                      "summary": "probe-summary.json"}}
+
+
+def write_reports(outdir: Path, s: dict) -> None:
+    probe_txt = outdir / "probe.txt"
+    if probe_txt.exists():
+        shutil.copyfile(probe_txt, outdir / "ktap.txt")
+    tmp = outdir / ".probe-summary.json.tmp"
+    tmp.write_text(json.dumps(s, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, outdir / "probe-summary.json")
+
+
+def cmd_run(args, outdir: Path) -> int:
+    """gupnm-run run --kernel host, or --method probe: the probe's verdict."""
+    probe_args = args.test_args.split() if getattr(args, "test_args", "") else []
+    t0 = time.monotonic()
+    source, notes = None, []
+    if args.kernel == "host":
+        if getattr(args, "arch", "amd64") != "amd64" and os.uname().machine == "x86_64":
+            raise UsageError("--kernel host tests this machine's kernel: drop --arch")
+        method, why = host_method()
+        if os.geteuid():
+            progress("not root: the probe will skip (it needs /proc/kpageflags "
+                     "and PFNs); run as root")
+        release = os.uname().release
+        progress(f"host mode on {release}: {why}")
+        res, where = run_host(outdir, probe_args)
+    else:
+        arch = getattr(args, "arch", "amd64")
+        if args.kernel.startswith("image:"):
+            image = image_of(args.kernel, arch)
+            release, source = None, {"kind": "image", "image": str(image)}
+            why = "probe: --method probe (an image of your own; no headers used)"
+        else:
+            release, image, source = fetch_image(args.kernel, arch)
+            why = ("probe: --method probe" + ("" if source["headers_in_archive"]
+                   else " (no headers in the archive: the module cannot be built)"))
+        progress(f"booting {release} with the probe (TCG)")
+        res, where, notes = run_guest(image, outdir, probe_args,
+                                      memory_mb=min(args.memory, 1024),
+                                      timeout=args.timeout,
+                                      retries=args.retries, append=args.append,
+                                      arch=arch)
+    if release is None:                 # image: the kernel says which it is
+        release = res.kernel or "unknown"
+    s = summary(args.kernel, res, where=where, why=why, release=release,
+                source=source, notes=notes, seconds=time.monotonic() - t0)
+    write_reports(outdir, s)
+    out = sys.stderr if getattr(args, "json", False) else sys.stdout
+    print(f"kernel   {release} ({where})", file=out)
+    print(f"method   {why}", file=out)
+    print(f"verdict  {s['verdict']}", file=out)
+    print(f"cannot   {CANNOT_SEE}", file=out)
+    for p in s["problems"]:
+        print(f"problem  {p}", file=out)
+    for n in s["notes"]:
+        print(f"note     {n}", file=out)
+    print(f"result   {s['outcome'].upper()} (exit {s['exit_code']}); "
+          f"reports in {outdir}", file=out)
+    if getattr(args, "json", False):
+        print(json.dumps(s, indent=2, sort_keys=True))
+    return s["exit_code"]
+
+
+# --- module and probe on the same kernel --------------------------------------
+
+def agreement(module: dict, probe_summary: dict) -> dict:
+    """Do the module's run (summary.json) and the probe's (probe-summary.json)
+    on one kernel say the same? agree: True, False, or None when either has
+    no verdict or the module's finding is one the probe cannot see (a
+    long-term writable pin through GUP-fast, secretmem exposure)."""
+    rel_m = (module.get("kernel") or {}).get("release")
+    rel_p = probe_summary.get("kernel_release")
+    out = {"release": rel_m, "module": module.get("diagnosis"),
+           "probe_bug": probe_summary.get("bug_present"), "agree": None}
+    if rel_m != rel_p:
+        out["why"] = f"not the same kernel: module on {rel_m}, probe on {rel_p}"
+        return out
+    diag, bug = module.get("diagnosis"), probe_summary.get("bug_present")
+    if bug is None or diag not in ("regression", "pass", "wrongfix", "secretmem"):
+        out["why"] = "no verdict from " + ("the probe" if bug is None else "the module")
+        return out
+    if diag in ("wrongfix", "secretmem"):
+        out["why"] = (f"the module found '{diag}', which the probe cannot see; "
+                      f"the probe says {'bug' if bug else 'no bug'}")
+        return out
+    out["agree"] = (diag == "regression") == bug
+    out["why"] = (f"module: {diag}; probe: {'bug' if bug else 'no bug'}")
+    return out
+
+
+# --- every Debian kernel: probe-survey ---------------------------------------
+
+def expected_bug(series: str) -> bool | None:
+    """What a Debian kernel of @series carries, as far as known here:
+    f002882ca369 is in v6.10 and later, its fix c494788faffe in 7.3 (Debian's
+    linux-source-7.3 has it, 6.12.117/118 do not; no stable backport seen).
+    None: nothing known (a series newer than 7.3 would need looking at)."""
+    major, minor = (int(x) for x in series.split(".")[:2])
+    if (major, minor) < (6, 10):
+        return False
+    if (major, minor) < (7, 3):
+        return True
+    return False if (major, minor) == (7, 3) else None
+
+
+def survey_rows(offers: list, run_one, *, headerless_only: bool = False) -> list[dict]:
+    """One row per kernel: @run_one(offered) -> ProbeResult (or raises
+    RunnerError: the row says what went wrong, the survey goes on)."""
+    rows = []
+    for o in offers:
+        if headerless_only and o.headers:
+            continue
+        t0 = time.monotonic()
+        row = {"release": o.release, "arch": o.arch, "headers": o.headers,
+               "method": METHOD, "expected_bug": expected_bug(o.series)}
+        try:
+            res = run_one(o)
+            row.update(bug_present=res.bug_present, exit_code=exit_code(res),
+                       ratio=res.cost["ratio"] if res.cost else None,
+                       errors=res.errors)
+        except RunnerError as err:
+            row.update(bug_present=None, exit_code=EXIT_INFRA, ratio=None,
+                       errors=[str(err)])
+        row["seconds"] = round(time.monotonic() - t0, 1)
+        row["agrees"] = (None if row["bug_present"] is None or
+                         row["expected_bug"] is None else
+                         row["bug_present"] == row["expected_bug"])
+        rows.append(row)
+    return rows
+
+
+def format_rows(rows: list[dict]) -> str:
+    def word(v):
+        return {True: "bug", False: "no bug", None: "-"}[v]
+    lines = [f"{'release':28} {'headers':7} {'method':6} {'verdict':8} "
+             f"{'expected':8} {'ratio':>5}  note"]
+    for r in rows:
+        note = ("MISMATCH" if r["agrees"] is False else
+                "; ".join(r["errors"])[:60])
+        ratio = f"{r['ratio']:.2f}" if r["ratio"] is not None else "-"
+        lines.append(f"{r['release']:28} {'yes' if r['headers'] else 'no':7} "
+                     f"{r['method']:6} {word(r['bug_present']):8} "
+                     f"{word(r['expected_bug']):8} {ratio:>5}  {note}")
+    return "\n".join(lines)
+
+
+def cmd_survey(args) -> int:
+    """The probe on every Debian kernel of --arch (or only those without
+    headers): a verdict per row, the method named, compared with what the
+    kernel is known to carry. Exit 0 when every row has a verdict that
+    matches, 1 on a mismatch, 3 when a row has no verdict."""
+    from . import debian
+    offers = [o for o in debian.catalogue(args.arch)
+              if o.flavour == debian.DEFAULT_FLAVOUR[args.arch]
+              and (not args.series or o.series in args.series.split(","))]
+    outdir = Path(args.results) if args.results else \
+        REPO / "results" / f"probe-survey-{args.arch}-{time.strftime('%Y%m%d-%H%M%S')}"
+    outdir.mkdir(parents=True, exist_ok=True)
+
+    def one(o):
+        rel = o.release
+        _, image, _ = fetch_image(f"debian:{rel}", args.arch)
+        sub = outdir / rel
+        sub.mkdir(exist_ok=True)
+        progress(f"{rel}: booting with the probe")
+        res, _, _ = run_guest(image, sub, [], timeout=args.timeout,
+                              arch=args.arch)
+        return res
+
+    rows = survey_rows(offers, one, headerless_only=args.headerless)
+    (outdir / "probe-survey.json").write_text(json.dumps(rows, indent=2) + "\n")
+    table = format_rows(rows)
+    (outdir / "probe-survey.txt").write_text(table + "\n")
+    print(table)
+    print(f"{len(rows)} kernels; results in {outdir}")
+    if any(r["agrees"] is False for r in rows):
+        return EXIT_FAIL
+    if any(r["bug_present"] is None for r in rows):
+        return EXIT_INFRA
+    return EXIT_PASS
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("probe-survey", help="the module-free probe on every "
+                       "Debian kernel (or those without headers)")
+    p.add_argument("--arch", choices=("amd64", "arm64"), default="amd64")
+    p.add_argument("--headerless", action="store_true",
+                   help="only kernels whose headers left the archive")
+    p.add_argument("--series", default="", metavar="S,..",
+                   help="only these series, e.g. 6.19,7.0")
+    p.add_argument("--timeout", type=float, default=120, metavar="S")
+    p.add_argument("--results", default=None, metavar="DIR")
+    p.set_defaults(func=cmd_survey)
