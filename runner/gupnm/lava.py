@@ -78,6 +78,18 @@ class LavaRun:
         return None
 
 
+def died_before_user_space(r: LavaRun) -> str | None:
+    """The guest's first Oops or panic line when the kernel never started
+    /init: multi-vCPU TCG now and then Oopses in early-boot text patching
+    (int3 in sched_clock_cpu), an emulation artefact, not a result."""
+    log = r.outdir / "lava-run.log"
+    text = log.read_text(errors="replace") if log.exists() else ""
+    if "Run /init as init process" in text:
+        return None
+    m = re.search(r"(Oops: [^\"]*|Kernel panic - not syncing[^\"]*)", text)
+    return m.group(1) if m else None
+
+
 def available() -> str | None:
     """None when lava-run can run here, else what to do."""
     if not Path(LAVA_RUN).exists():

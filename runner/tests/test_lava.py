@@ -1,5 +1,6 @@
 """lava: job rendering, lava-run's result lines, the expectations."""
 import re
+import shutil
 import tempfile
 import unittest
 from pathlib import Path
@@ -97,3 +98,26 @@ class Jobs(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class EarlyDeath(unittest.TestCase):
+    """lava-run's log of a real Debian 7.3 boot under two-vCPU TCG that
+    Oopsed in early-boot text patching (the lines that matter kept)."""
+
+    def run_of(self, text):
+        d = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, d)
+        (d / "lava-run.log").write_text(text)
+        return lava.LavaRun("debian-module", "debian:7.3", "7.3.4+deb13-amd64",
+                            [], 1, 6.0, d)
+
+    def test_an_oops_before_init_is_named(self):
+        text = (Path(__file__).parent / "data/lava/early-oops-7.3.log").read_text()
+        self.assertEqual(lava.died_before_user_space(self.run_of(text)),
+                         "Oops: int3: 0000 [#1] SMP NOPTI")
+
+    def test_a_guest_that_ran_init_did_not_die_early(self):
+        text = (Path(__file__).parent / "data/lava/early-oops-7.3.log").read_text()
+        text += '{"lvl": "target", "msg": "[    2.1] Run /init as init process"}\n'
+        self.assertIsNone(lava.died_before_user_space(self.run_of(text)))
+        self.assertIsNone(lava.died_before_user_space(self.run_of("")))
