@@ -90,3 +90,34 @@ class GuestRunsTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class EarlyDeathTest(unittest.TestCase):
+    """A guest that Oopsed before the test started is booted once more."""
+
+    def test_booted_again_once(self):
+        import tempfile
+        from types import SimpleNamespace
+        from unittest import mock
+        from gupnm import initramfs, kernels, vmrun
+        early = (Path(__file__).resolve().parent / 'data' / 'early_panic.log').read_text()
+        boots = []
+
+        def fake_boot(image, cpio, outdir, **kw):
+            boots.append(kw)
+            (outdir / 'console.log').write_text(early if len(boots) == 1 else 'fine\n')
+            (outdir / 'status.log').write_text('GUPNM-STATUS: booted\n')
+            return SimpleNamespace(timed_out=False)
+
+        prep = SimpleNamespace(test_binary=Path('/t'), release='r', module=Path('/m'),
+                               image=Path('/i'))
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(kernels, 'prepare', return_value=prep), \
+                mock.patch.object(initramfs, 'build', return_value=Path('/c')), \
+                mock.patch.object(vmrun, 'choose_accel', return_value=('tcg', '')), \
+                mock.patch.object(numa, 'progress'), \
+                mock.patch.object(qemu, 'boot', side_effect=fake_boot):
+            r = numa.run_kernel('debian:7.3', 'pass', 2, Path(tmp))
+            self.assertTrue((Path(tmp) / 'console.attempt1.log').exists())
+        self.assertEqual(len(boots), 2)
+        self.assertEqual(r['runs'], 0)
