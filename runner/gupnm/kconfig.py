@@ -55,6 +55,10 @@ def fragments(variant: str, tree: Path | None, with_module: bool) -> list[tuple[
         if "CONFIG_GUP_TEST=" not in lines:
             raise RunnerError(f"{mm} does not name CONFIG_GUP_TEST: not a "
                               "kernel tree the selftests variant knows")
+        # Its CONFIG_GUP_TEST=y is replaced by where the series' gup_test
+        # comes from (below): the tree's bool gup_test would be a second one.
+        lines = "".join(line + "\n" for line in lines.splitlines()
+                        if not line.startswith("CONFIG_GUP_TEST="))
         frags.append(("selftests/mm/config (gup_test's options)", lines))
     # The test needs the series' gup_test: in tree as a module where the
     # series made GUP_TEST tristate, else out of tree (kernels.build_module),
