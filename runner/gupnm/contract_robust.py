@@ -227,7 +227,7 @@ def check_corrupt_cache(t, tmp: Path) -> None:
              f"parse exits {parsed}; problems: {problems}\n" + r.detail())
 
     cut = tmp / "cut-vmlinuz"
-    image = sorted((cache_dir() / "debian").glob("*/boot/vmlinuz-*"))
+    image = sorted((cache_dir() / "debian").glob("*/boot/vmlinuz-*-amd64"))
     if image:
         cut.write_bytes(image[-1].read_bytes()[:3 << 20])
         r = gupnm(["run", "--kernel", f"image:{cut}:{tmp}", "--results",

@@ -111,16 +111,19 @@ class ChildrenTest(unittest.TestCase):
         import os
         import signal
         import subprocess
-        code = ('import sys, time; sys.path.insert(0, sys.argv[1]); from gupnm import host\n'
+        # One line from one writer: the shell's echo and the runner's print
+        # sharing a pipe could interleave (seen: both pids, then a bare newline).
+        code = ('import subprocess, sys, time; sys.path.insert(0, sys.argv[1])\n'
+                'from gupnm import host\n'
                 'p = host.spawn(["sh", "-c", "sleep 30 & echo $!; exec sleep 30"],\n'
-                '               stdout=sys.stdout)\n'
-                'print(p.pid, flush=True); time.sleep(60)\n')
+                '               stdout=subprocess.PIPE, text=True)\n'
+                'print(p.stdout.readline().strip(), p.pid, flush=True)\n'
+                'time.sleep(60)\n')
         runner = subprocess.Popen([sys.executable, '-c', code,
                                    str(Path(__file__).resolve().parents[1])],
                                   stdout=subprocess.PIPE, text=True)
         try:
-            grandchild = int(runner.stdout.readline())
-            leader = int(runner.stdout.readline())
+            grandchild, leader = map(int, runner.stdout.readline().split())
             self.assertTrue(_alive(leader) and _alive(grandchild))
             os.kill(runner.pid, signal.SIGKILL)
             runner.wait()
@@ -128,6 +131,7 @@ class ChildrenTest(unittest.TestCase):
         finally:
             runner.kill()
             runner.wait()
+            runner.stdout.close()
 
     def test_die_with_parent_through_setpriv(self):
         import shutil
