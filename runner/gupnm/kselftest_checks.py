@@ -25,8 +25,7 @@ SOURCE_KERNELS = ("source:debian-7.3:all",)
 LAVA_RUNS = (("debian-module", "debian:6.12", True),
              ("debian-module", "debian:7.3", False),
              ("source-kselftest", "source:debian-7.3:all", False))
-LAVA_SUITE = {"debian-module": "gup_null_mapping",
-              "source-kselftest": "kselftest-mm"}
+LAVA_SUITE = lava.SUITES
 
 
 def _outdir(what: str) -> Path:
@@ -94,15 +93,9 @@ def check_paths(t, spec: str, run=None) -> None:
 def check_lava(t, job: str, spec: str, bug: bool) -> None:
     expect = "shadow fails, controls pass" if bug else "all pass"
     label = f"lava {job} on {spec}: per-case results, {expect}"
-    notes = []
     try:
-        r = lava.run(job, spec, _outdir(f"lava-{job}-{spec}"))
-        died = lava.died_before_user_space(r)
-        if died:
-            # The device has one boot try, as labs' do; a guest that never
-            # reached /init proves nothing either way: once more, said so.
-            notes.append(f"boot 1 died before /init ({died}): booted again")
-            r = lava.run(job, spec, _outdir(f"lava-{job}-{spec}-again"))
+        r, notes = lava.run_again_if_died(job, spec, _outdir(f"lava-{job}-{spec}"),
+                                          _outdir(f"lava-{job}-{spec}-again"))
     except (RunnerError, OSError) as err:
         t.record(label, False, str(err))
         return

@@ -32,6 +32,10 @@ LAVA_DIR = REPO / "lava"
 DEVICE = LAVA_DIR / "devices" / "qemu-tcg.yaml"
 JOBS = {"debian-module": LAVA_DIR / "jobs" / "debian-module.yaml",
         "source-kselftest": LAVA_DIR / "jobs" / "source-kselftest.yaml"}
+# The monitor's definition (LAVA's suite) of each job, and the console line
+# its test starts at.
+SUITES = {"debian-module": "gup_null_mapping", "source-kselftest": "kselftest-mm"}
+START = {"debian-module": "GUPNM-TEST-BEGIN", "source-kselftest": "KSFT-PATH-BEGIN"}
 SYSTEM_PYTHON = "/usr/bin/python3"
 LAVA_RUN = "/usr/bin/lava-run"
 TIMEOUT = 900.0
@@ -88,6 +92,31 @@ def died_before_user_space(r: LavaRun) -> str | None:
         return None
     m = re.search(r"(Oops: [^\"]*|Kernel panic - not syncing[^\"]*)", text)
     return m.group(1) if m else None
+
+
+def run_again_if_died(job: str, spec: str, outdir: Path,
+                      again: Path) -> tuple["LavaRun", list[str]]:
+    """run(); when the guest died before /init (died_before_user_space),
+    once more in @again, and a note that says so. The device has one boot
+    try, as labs' do; a guest that never reached /init proves nothing."""
+    r = run(job, spec, outdir)
+    died = died_before_user_space(r)
+    if not died:
+        return r, []
+    note = f"boot 1 died before /init ({died}): booted again"
+    progress(note)
+    return run(job, spec, again), [note]
+
+
+def spec_problem(job: str, spec: str) -> str | None:
+    """Why @spec cannot go with @job (None: it can), before anything is
+    fetched or built."""
+    if job not in JOBS:
+        return f"unknown LAVA job '{job}': use one of {', '.join(JOBS)}"
+    if job == "source-kselftest":
+        return kselftest_paths.spec_problem(spec)
+    kernels.parse_spec(spec)        # UsageError for a bad spec
+    return None
 
 
 def available() -> str | None:
