@@ -5,11 +5,16 @@
 #   run_tests  make -C <tree>/tools/testing/selftests TARGETS=mm run_tests
 #   install    <install>/run_kselftest.sh -t <collection:test>
 #   tarball    the gen_tar tarball unpacked in /tmp, run the same way
+#   linaro     the tarball unpacked in KSELFTEST_PATH, run by Linaro's
+#              kselftest.sh (test-definitions, unmodified, at KST_LINARO_DIR)
+#              as kselftest.yaml's run step calls it; result.txt printed
+#              between LINARO-RESULT-BEGIN and LINARO-RESULT-END
 # Each path is framed for the host:
 #   KSFT-PATH-BEGIN: <path>
 #   KSFT-PATH-END: <path> <exit status> <seconds>
 # /opt/gupnm-kst/env sets KST_TREE, KST_INSTALL, KST_TARBALL, KST_WRAPPER,
-# KST_RUN_TESTS_ARGS and KST_PATHS (which paths, in order).
+# KST_RUN_TESTS_ARGS and KST_PATHS (which paths, in order); for linaro
+# KST_LINARO_DIR and KST_LINARO_<kselftest.yaml parameter> (runner/gupnm/linaro.py).
 # shellcheck source=/dev/null
 . /opt/gupnm-kst/env
 export VM_SELFTEST_ITEMS=gup_test
@@ -57,11 +62,38 @@ tarball() {
 		installed /tmp/kselftest
 }
 
+# kselftest.yaml's run step, with its parameters; VM_SELFTEST_ITEMS only as
+# the job's ENV sets it (LKFT sets none).
+linaro() {
+	mkdir -p "$KST_LINARO_KSELFTEST_PATH" &&
+		tar -xzf "$KST_TARBALL" -C "$KST_LINARO_KSELFTEST_PATH" || return
+	(
+		unset VM_SELFTEST_ITEMS
+		cd "$KST_LINARO_DIR/automated/linux/kselftest/" || exit
+		./kselftest.sh -c "${KST_LINARO_TST_CMDFILES}" -T "${KST_LINARO_TST_CASENAME}" \
+			-t "${KST_LINARO_TESTPROG}" -s "${KST_LINARO_SKIP_INSTALL}" \
+			-u "${KST_LINARO_TESTPROG_URL}" -L "${KST_LINARO_SKIPLIST}" \
+			-S "${KST_LINARO_SKIPFILE}" -b "${KST_LINARO_BOARD}" \
+			-g "${KST_LINARO_BRANCH}" -e "${KST_LINARO_ENVIRONMENT}" \
+			-p "${KST_LINARO_KSELFTEST_PATH}" -n "${KST_LINARO_SHARD_NUMBER}" \
+			-i "${KST_LINARO_SHARD_INDEX}" -E "${KST_LINARO_ENV}"
+	)
+	rc=$?
+	result=$KST_LINARO_DIR/automated/linux/kselftest/output/result.txt
+	if [ -f "$result" ]; then
+		echo "LINARO-RESULT-BEGIN"
+		cat "$result"
+		echo "LINARO-RESULT-END"
+	fi
+	return "$rc"
+}
+
 for p in ${KST_PATHS:-run_tests install tarball}; do
 	case $p in
 	run_tests) path run_tests compilers ;;
 	install) path install installed "$KST_INSTALL" ;;
 	tarball) path tarball tarball ;;
+	linaro) path linaro linaro ;;
 	*) echo "KSFT-PATH-BEGIN: $p"; echo "unknown path $p"; echo "KSFT-PATH-END: $p 2 0" ;;
 	esac
 done

@@ -69,9 +69,9 @@ def wrapper_of(selftests_mm: Path) -> tuple[str, list[str]]:
     return "mm:run_vmtests.sh", []
 
 
-def _missing_packages() -> list[str]:
+def _missing_packages(packages=HOST_PACKAGES) -> list[str]:
     missing = []
-    for pkg in HOST_PACKAGES:
+    for pkg in packages:
         proc = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg],
                               capture_output=True, text=True)
         if "install ok installed" not in proc.stdout:
@@ -79,12 +79,13 @@ def _missing_packages() -> list[str]:
     return missing
 
 
-def ensure_packages() -> None:
-    missing = _missing_packages()
+def ensure_packages(packages=HOST_PACKAGES) -> None:
+    """Install @packages (Debian's) that are missing; as non-root, say so."""
+    missing = _missing_packages(packages)
     if not missing:
         return
     if os.geteuid() != 0:
-        raise RunnerError("building selftests/mm needs " + " ".join(missing)
+        raise RunnerError("the kselftest paths need " + " ".join(missing)
                           + ": apt-get install them (as root)")
     progress("installing " + " ".join(missing))
     run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],

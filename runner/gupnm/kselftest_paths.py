@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import initramfs, kernels, kselftest_build, qemu, source, tapflat
+from . import initramfs, kernels, kselftest_build, linaro, qemu, source, tapflat
 from .host import REPO, RunnerError, progress
 from .status import parse_status
 
@@ -48,6 +48,8 @@ TREE_PARTS = ("tools/testing/selftests/Makefile", "tools/testing/selftests/lib.m
               "tools/include", "tools/arch/x86/include", "usr/include",
               *kselftest_build.OUTSIDE_TOOLS)
 PATHS = ("run_tests", "install", "tarball")
+# linaro (gupnm-run kselftest --via linaro): not one of make check's three.
+ALL_PATHS = (*PATHS, "linaro")
 MEMORY_MB = 2048
 TIMEOUT = 600.0
 
@@ -126,10 +128,13 @@ def _parents(path: Path) -> list[str]:
 
 
 def build_initramfs(k, built: kselftest_build.Built, work: Path,
-                    paths: tuple[str, ...] = PATHS) -> Path:
+                    paths: tuple[str, ...] = PATHS,
+                    lin: linaro.Guest | None = None) -> Path:
     """The runner's root + programs and script + what @paths need of the
     scratch tree, as one concatenation of newc archives (the kernel unpacks
-    them in turn)."""
+    them in turn). @lin: the linaro path's checkout and parameters."""
+    if "linaro" in paths and lin is None:
+        raise RunnerError("the linaro path needs the test-definitions checkout")
     work.mkdir(parents=True, exist_ok=True)
     payload = initramfs.Payload(k.release, k.module, {},
                                 f"sh /{GUEST_DIR}/paths.sh", need_bash=True)
@@ -156,7 +161,14 @@ def build_initramfs(k, built: kselftest_build.Built, work: Path,
            "KST_TARBALL": str(built.tarball), "KST_WRAPPER": built.wrapper,
            "KST_RUN_TESTS_ARGS": " ".join(built.run_tests_args),
            "KST_PATHS": " ".join(paths)}
-    (gdir / "env").write_text("".join(f"{k_}='{v}'\n" for k_, v in env.items()))
+    lines = [f"{k_}='{v}'" for k_, v in env.items()]
+    py_files: list[str] = []
+    if lin is not None:
+        lines += [f"KST_LINARO_DIR='{lin.td}'", *lin.params.env_lines()]
+        py_files = _linaro_root(extra, lin)
+        if lin.skipfile is not None:
+            (extra / linaro.GUEST_SKIPFILE.lstrip("/")).write_text(lin.skipfile)
+    (gdir / "env").write_text("".join(line + "\n" for line in lines))
     extra_cpio = work / "extra.cpio"
     _cpio(sorted(_walk(extra, extra)[1:]), extra, extra_cpio)
 
@@ -174,8 +186,15 @@ def build_initramfs(k, built: kselftest_build.Built, work: Path,
         names += _walk(p, root)
     if "install" in paths:
         names += _walk(built.install, root)
-    if "tarball" in paths:
+    if "tarball" in paths or "linaro" in paths:
         names += _walk(built.tarball, root)
+    if lin is not None:
+        # The checkout and python's modules at their own absolute paths.
+        for top in (lin.td, *map(Path, py_files)):
+            for d in _parents(top.parent):
+                if d not in names:
+                    names.append(d)
+            names += _walk(top, root)
     tree_cpio = work / "tree.cpio"
     _cpio(names, root, tree_cpio)
 
@@ -185,6 +204,28 @@ def build_initramfs(k, built: kselftest_build.Built, work: Path,
             with open(part, "rb") as src:
                 shutil.copyfileobj(src, out)
     return combined
+
+
+def _linaro_root(extra: Path, lin: linaro.Guest) -> list[str]:
+    """Into @extra: what kselftest.sh and parse-output.py run with beyond
+    busybox (python3, GNU split, perl, /usr/bin/env); the python module
+    files to take from the host root are returned."""
+    kselftest_build.ensure_packages(linaro.HOST_PACKAGES)
+    for prog in linaro.GUEST_PROGRAMS:
+        _copy_with_libs(prog, extra)
+    python = os.path.realpath(linaro.PYTHON)
+    _copy_with_libs(python, extra)
+    link = extra / linaro.PYTHON.lstrip("/")
+    if not link.exists():
+        link.symlink_to(os.path.basename(python))
+    env = extra / "usr/bin/env"
+    if not env.exists():
+        env.symlink_to("/bin/busybox")
+    files = linaro.python_files(lin.td)
+    for f in files:
+        if ".so" in os.path.basename(f):
+            _copy_libs(f, extra)
+    return files
 
 
 def split_paths(text: str) -> dict[str, PathResult]:
@@ -211,26 +252,61 @@ def split_paths(text: str) -> dict[str, PathResult]:
     return found
 
 
-def run(spec: str, outdir: Path) -> Outcome:
-    """Boot source kernel @spec ("source:debian-7.3:all") with all three paths."""
+def run(spec: str, outdir: Path, paths: tuple[str, ...] = PATHS,
+        lin: linaro.Guest | None = None) -> Outcome:
+    """Boot source kernel @spec ("source:debian-7.3:all") with @paths
+    (default make check's three)."""
+    k, built = prepared(spec)
+    return run_kernel(spec, k, built, outdir, paths, lin)
+
+
+def spec_problem(spec: str) -> str | None:
+    """Why @spec cannot give a kselftest tarball with our test in it (None:
+    it can), found on the host before anything is built: the tarball comes
+    from the tree's gen_tar, so only a source kernel whose series adds
+    gup_null_mapping to tools/testing/selftests/mm has one."""
+    kind, args = kernels.parse_spec(spec)
+    if kind != "source":
+        return (f"{spec}: the kselftest tarball is made by a source kernel's "
+                "tree (make gen_tar): use source:debian-7.3[:all|nofix|wrongfix] "
+                "or a git checkout (source:PATH); for a Debian binary kernel use "
+                "gupnm-run run --kernel SPEC or gupnm-run lava debian-module SPEC")
+    tree, selection = args
+    if selection == "none":
+        return (f"{spec}: selection none applies no patch, so the tree has no "
+                "gup_null_mapping selftest: use all, nofix or wrongfix")
+    series = source.DEBIAN_TREES.get(tree)
+    if series is None and (Path(tree).expanduser() / "Makefile").is_file():
+        series = source.series_of_tree(Path(tree).expanduser())
+    if series == "stable-6.12":
+        return (f"{spec}: 6.12's stable series is the fix alone, its tree has "
+                "no gup_null_mapping selftest: use source:debian-7.3 (the "
+                "upstream series) or run 6.12 out of tree with gupnm-run run "
+                "--kernel source:debian-6.12")
+    return None
+
+
+def prepared(spec: str):
+    """(source kernel, built selftests) of @spec, for callers that need the
+    wrapper name before booting (linaro's parameters)."""
     kind, args = kernels.parse_spec(spec)
     if kind != "source":
         raise RunnerError(f"{spec}: the kselftest paths need a source kernel "
                           "(source:debian-7.3:all)")
-    tree_name, selection = args
-    k = source.prepare(tree_name, selection)
+    k = source.prepare(*args)
     if not k.module:
         raise RunnerError(f"{spec}: no gup_test module in this selection")
-    return run_kernel(spec, k, kselftest_build.build(k.tree), outdir)
+    return k, kselftest_build.build(k.tree)
 
 
 def run_kernel(spec: str, k, built: kselftest_build.Built,
-               outdir: Path) -> Outcome:
-    """Boot @k (release, image, module) with @built's three paths."""
+               outdir: Path, paths: tuple[str, ...] = PATHS,
+               lin: linaro.Guest | None = None) -> Outcome:
+    """Boot @k (release, image, module) with @built's @paths."""
     outdir.mkdir(parents=True, exist_ok=True)
-    cpio = build_initramfs(k, built, outdir / "initramfs")
+    cpio = build_initramfs(k, built, outdir / "initramfs", paths, lin)
     size = cpio.stat().st_size >> 20
-    progress(f"booting {k.release} with the three kselftest paths "
+    progress(f"booting {k.release} with the kselftest paths {', '.join(paths)} "
              f"(tcg, {size} MiB initramfs)")
     t0 = time.monotonic()
     res = qemu.boot(k.image, cpio, outdir, accel="tcg", vcpus=2,
