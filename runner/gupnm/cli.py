@@ -35,6 +35,7 @@ from . import (arm64, cache, command, console, figures, kconfig, kernels,
                kselftest_build, modload, qemu, results, source, stats, survey, tap, testargs,
                vmlinux, vmrun)
 from . import probe  # issue 19: the module-free probe
+from . import lab  # issue 20: gupnm-run kselftest, gupnm-run lava
 from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
 
 # Debian 12 (bookworm) hosts build its 6.12 module with their own gcc-12:
@@ -956,6 +957,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_cache)
     survey.add_parsers(sub, _vm_args, run_one)
     probe.add_parsers(sub)
+    lab.add_parsers(sub, _results_arg, _results_dir, run_meta)
     argv = _join_test_args(list(sys.argv[1:] if argv is None else argv))
     try:
         args = parser.parse_args(argv)
