@@ -225,7 +225,9 @@ def _linaro_root(extra: Path, lin: linaro.Guest) -> list[str]:
     for f in files:
         if ".so" in os.path.basename(f):
             _copy_libs(f, extra)
-    return files
+    # A module that is a link (sitecustomize.py -> /etc/python3.11/...)
+    # needs its target too.
+    return files + [os.path.realpath(f) for f in files if os.path.islink(f)]
 
 
 def split_paths(text: str) -> dict[str, PathResult]:

@@ -357,19 +357,20 @@ def _splats_after(text: str, marker: str) -> list:
 
 # --- lava ----------------------------------------------------------------------
 
-TARGET = re.compile(r'"lvl": "target", "msg": "(.*)"\}\s*$')
-
-
 def lava_console(log: str) -> str:
-    """The guest's console out of lava-run's log (its `target` lines)."""
+    """The guest's console out of lava-run's log: the msg of its `target`
+    lines (JSON objects, one a line, in lava-dispatcher 2023.01)."""
     lines = []
     for line in log.splitlines():
-        m = TARGET.search(line)
-        if m:
-            try:
-                lines.append(json.loads(f'"{m.group(1)}"'))
-            except ValueError:
-                lines.append(m.group(1))
+        if '"target"' not in line:
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get("lvl") == "target" \
+                and isinstance(obj.get("msg"), str):
+            lines.append(obj["msg"])
     return "\n".join(lines) + "\n"
 
 

@@ -156,11 +156,10 @@ def python_files(td: Path) -> list[str]:
     importing them on the host."""
     script = td / KSELFTEST_DIR / "parse-output.py"
     tree = ast.parse(script.read_text())
-    mods = sorted({a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
-                   for a in n.names}
-                  | {n.module for n in ast.walk(tree)
-                     if isinstance(n, ast.ImportFrom) and n.module})
-    code = ("import sys\n" + "".join(f"import {m}\n" for m in mods)
+    imports = [ast.unparse(n) for n in ast.walk(tree)
+               if isinstance(n, (ast.Import, ast.ImportFrom))]
+    mods = [i.split()[1] for i in imports]
+    code = ("import sys\n" + "".join(f"{i}\n" for i in imports)
             + "print('\\n'.join(sorted({getattr(m, '__file__', None) or '' "
             "for m in list(sys.modules.values())} - {''})))")
     proc = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True)
