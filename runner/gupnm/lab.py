@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import re
+import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -217,7 +218,7 @@ def summary(*, spec: str, code: int, verdict: str, problems: list[str],
 def _finish(args, outdir: Path, s: dict, lines: list[str]) -> int:
     """Reports written, the per-case lines and verdict printed; the code."""
     unwritten = vmrun.save_reports(outdir, s)
-    out = open(os.devnull, "w") if args.json else None
+    out = sys.stderr if args.json else sys.stdout
     for line in lines:
         print(line, file=out)
     print(f"verdict: {s['verdict']}", file=out)
@@ -229,11 +230,15 @@ def _finish(args, outdir: Path, s: dict, lines: list[str]) -> int:
         print(f"PROBLEM: {unwritten}", file=out)
     print(f"results: {outdir}", file=out)
     print(f"exit:    {s['exit_code']}", file=out)
-    if out:
-        out.close()
+    if args.json:
         print(json.dumps(s, indent=2, sort_keys=True))
         args.printed_json = True
     return s["exit_code"]
+
+
+def _code_of(err: Exception) -> int:
+    """What cli.main will exit with for @err (bad input 2, else 3)."""
+    return results.EXIT_USAGE if isinstance(err, UsageError) else results.EXIT_INFRA
 
 
 def _fail_summary(args, outdir: Path, spec: str, code: int, message: str,
@@ -278,12 +283,16 @@ def cmd_kselftest(args, results_dir, meta) -> int:
     outdir = results_dir(args, f"kselftest-{args.via}-{args.spec}")
     started = meta(datetime.now(timezone.utc))
     t0 = time.monotonic()
-    ensure_tools(source_build=True)
     try:
-        k, built = kselftest_paths.prepared(args.spec)
+        return _kselftest(args, td, outdir, started, t0)
     except Exception as err:           # noqa: BLE001 -- reported, then raised
-        _fail_summary(args, outdir, args.spec, results.EXIT_INFRA, str(err), started, t0)
+        _fail_summary(args, outdir, args.spec, _code_of(err), str(err), started, t0)
         raise
+
+
+def _kselftest(args, td: Path | None, outdir: Path, started: dict, t0: float) -> int:
+    ensure_tools(source_build=True)
+    k, built = kselftest_paths.prepared(args.spec)
     prepare_s = time.monotonic() - t0
     path = GUEST_PATH[args.via]
     lin = linaro.guest(td, built.wrapper, args.select, args.skipfile) if td else None
@@ -403,14 +412,17 @@ def cmd_lava(args, results_dir, meta) -> int:
     outdir = results_dir(args, f"lava-{args.job}-{args.spec}")
     started = meta(datetime.now(timezone.utc))
     t0 = time.monotonic()
+    try:
+        return _lava(args, outdir, started, t0)
+    except Exception as err:           # noqa: BLE001 -- reported, then raised
+        _fail_summary(args, outdir, args.spec, _code_of(err), str(err), started, t0)
+        raise
+
+
+def _lava(args, outdir: Path, started: dict, t0: float) -> int:
     ensure_tools(source_build=args.spec.startswith("source:"),
                  extra={"lava-run": "lava-dispatcher"})
-    try:
-        r, notes = lava.run_again_if_died(args.job, args.spec, outdir,
-                                          outdir / "boot2")
-    except Exception as err:           # noqa: BLE001 -- reported, then raised
-        _fail_summary(args, outdir, args.spec, results.EXIT_INFRA, str(err), started, t0)
-        raise
+    r, notes = lava.run_again_if_died(args.job, args.spec, outdir, outdir / "boot2")
     suite = lava.SUITES[args.job]
     log = (r.outdir / "lava-run.log").read_text(errors="replace")
     con = lava_console(log)

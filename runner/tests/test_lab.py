@@ -466,3 +466,56 @@ class LavaCommand(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class KselftestCommand(unittest.TestCase):
+    """cmd_kselftest with the build and boot mocked."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.tmp)
+        p = mock.patch.object(lab, 'ensure_tools', return_value=None)
+        p.start()
+        self.addCleanup(p.stop)
+
+    def test_build_failure_is_3_with_a_summary(self):
+        from gupnm.host import RunnerError
+        with mock.patch.object(kselftest_paths, 'prepared',
+                               side_effect=RunnerError('make failed: see build.log')):
+            rc, out, err = call(['kselftest', 'source:debian-7.3', '--json',
+                                 '--results', str(self.tmp / 'r')])
+        self.assertEqual(rc, 3)
+        obj = json.loads(out)            # one JSON object, not two
+        self.assertEqual((obj['exit_code'], obj['outcome']), (3, 'error'))
+        self.assertIn('make failed', obj['problems'][0])
+        s = json.loads((self.tmp / 'r' / 'summary.json').read_text())
+        self.assertEqual(schema.errors(s, schema.load()), [])
+
+    def test_tarball_path_judged(self):
+        from gupnm import kselftest_build, tapflat
+        built = kselftest_build.Built('c0ffee', Path('/t'), Path('/i'), Path('/k.tgz'),
+                                      'mm:ksft_gup_test.sh', [], '', Path('/l'))
+        k = mock.Mock(release='7.3.0')
+        text = ("# # ok 1 verdict_anon_read\n# # not ok 2 verdict_shadow_read\n"
+                "# not ok 1 gup_null_mapping\n# ok 2 gup_longterm\n"
+                "ok 1 selftests: mm: ksft_gup_test.sh\n")
+        path = kselftest_paths.PathResult('tarball', 0, 3.0, text, tapflat.flatten(text))
+
+        def run_kernel(spec, k_, built_, outdir, paths, lin):
+            self.assertEqual((paths, lin), (('tarball',), None))
+            outdir.mkdir(parents=True, exist_ok=True)
+            return kselftest_paths.Outcome(spec, '7.3.0', built_.wrapper, {'tarball': path},
+                                           0, 9.0, 'Linux version 7.3.0\nKSFT-PATH-BEGIN: tarball\n',
+                                           outdir, '7.3.0')
+        with mock.patch.object(kselftest_paths, 'prepared', return_value=(k, built)), \
+                mock.patch.object(kselftest_paths, 'run_kernel', side_effect=run_kernel):
+            rc, out, err = call(['kselftest', 'source:debian-7.3:nofix',
+                                 '--results', str(self.tmp / 'r')])
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn('mm_ksft_gup_test_sh_gup_null_mapping_verdict_shadow_read: fail', out)
+        self.assertIn('other results of the category in flat.txt', out)
+        flat = (self.tmp / 'r' / 'flat.txt').read_text()
+        self.assertIn('mm_ksft_gup_test_sh_gup_longterm pass', flat)
+        s = json.loads((self.tmp / 'r' / 'summary.json').read_text())
+        self.assertEqual(schema.errors(s, schema.load()), [])
+        self.assertEqual(s['command'], './run_kselftest.sh -t mm:ksft_gup_test.sh')
