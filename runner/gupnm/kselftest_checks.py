@@ -2,6 +2,8 @@
 
   make check-kselftest   run_tests, install, gen_tar on both source kernels
   make check-lava        the LAVA jobs validated and run with lava-run
+  (in check-kselftest)   Linaro's kselftest.sh, unmodified, by TST_CASENAME
+                         and by TST_CMDFILES=mm with a SKIPFILE (issue 20)
 
 Both are part of `make check` (checks.py calls host_checks() and
 vm_checks()); alone: `cd runner && python3 -m gupnm.kselftest_checks
@@ -14,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import kselftest_paths, lava
+from . import kselftest_paths, lab, lava, linaro
 from .host import REPO, RunnerError, progress
 
 # Source kernels: each series applied, the fix in it (7.3 has it upstream).
@@ -90,6 +92,52 @@ def check_paths(t, spec: str, run=None) -> None:
              "\n".join(f"{n}: {v}" for n, v in names.items()))
 
 
+def check_linaro(t, spec: str, select: str) -> None:
+    """Linaro's kselftest.sh in the guest as `gupnm-run kselftest --via
+    linaro --select @select` runs it (kselftest_paths' linaro path), beside
+    the tarball path in the same guest: parse-output.py's result.txt must
+    give gup_null_mapping's results the names and results tapflat gives the
+    tarball path, all passing, and (cmdfiles) skip the rest of mm."""
+    label = f"linaro kselftest.sh ({select}) on {spec}"
+    try:
+        td = linaro.locate()
+        k, built = kselftest_paths.prepared(spec)
+        lin = linaro.guest(td, built.wrapper, select)
+        o = kselftest_paths.run_kernel(spec, k, built, _outdir(f"linaro-{select}-{spec}"),
+                                       ("tarball", "linaro"), lin)
+    except (RunnerError, OSError) as err:
+        t.record(f"{label}: guest", False, str(err))
+        return
+    p, tb = o.paths.get("linaro"), o.paths.get("tarball")
+    pairs = linaro.results(p.text) if p else None
+    if pairs is None or tb is None:
+        t.record(f"{label}: result.txt", False, "no result.txt or no tarball path\n"
+                 + (p.text if p else o.console)[-3000:])
+        return
+    ours = [x for x in pairs if kselftest_paths.is_ours(x[0])]
+    code, problems, verdict = lab.judge(ours, runner_exit=p.exit_status, splats=[],
+                                        booted=o.booted, release=o.release,
+                                        runner="kselftest.sh")
+    want = [(f.name, f.result) for f in kselftest_paths.own_results(tb.flat)]
+    bad = list(problems)
+    if code != 0:
+        bad.append(f"exit {code}, expected 0: {verdict}")
+    if sorted(ours) != sorted(want):
+        bad.append(f"result.txt's gup_null_mapping results differ from the tarball "
+                   f"path's flat names: {sorted(set(ours) ^ set(want))[:6]}")
+    skips = [n for n, r in pairs if r == "skip" and n.startswith("mm:")]
+    if select == "cmdfiles" and not skips:
+        bad.append("TST_CMDFILES=mm: the skipfile skipped no other mm test")
+    if select == "cmdfiles" and ("shardfile-mm", "pass") not in pairs:
+        bad.append("no shardfile-mm pass in result.txt")
+    t.record(f"{label}: {len(ours)} results of gup_null_mapping in result.txt pass, "
+             f"same names as the tarball path's"
+             + (f", {len(skips)} other mm tests skipped" if select == "cmdfiles" else "")
+             + f" (kselftest.sh {p.seconds} s)",
+             not bad, "\n".join(bad) + "\n--- result.txt ---\n"
+             + "\n".join(f"{n} {r}" for n, r in pairs))
+
+
 def check_lava(t, job: str, spec: str, bug: bool) -> None:
     expect = "shadow fails, controls pass" if bug else "all pass"
     label = f"lava {job} on {spec}: per-case results, {expect}"
@@ -109,6 +157,8 @@ def check_lava(t, job: str, spec: str, bug: bool) -> None:
 def vm_checks(t) -> None:
     for spec in SOURCE_KERNELS:
         check_paths(t, spec)
+        for select in linaro.SELECTIONS:
+            check_linaro(t, spec, select)
     if lava.available():
         t.record("lava: lava-run available", False, lava.available())
         return
@@ -127,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.lava:
         for spec in SOURCE_KERNELS:
             check_paths(t, spec)
+            for select in linaro.SELECTIONS:
+                check_linaro(t, spec, select)
     if not args.paths:
         host_checks(t)
         for job, spec, bug in LAVA_RUNS:

@@ -336,7 +336,12 @@ def is_shadow(name: str) -> bool:
 def own_results(flat: list) -> list:
     """The flattened results of gup_null_mapping itself (its line and its
     subtests), out of everything its run_vmtests.sh category ran."""
-    return [f for f in flat if re.search(r"(^|_)gup_null_mapping(_|$)", f.name)]
+    return [f for f in flat if is_ours(f.name)]
+
+
+def is_ours(name: str) -> bool:
+    """A flat name of gup_null_mapping's (its line or a subtest's)."""
+    return re.search(r"(^|_)gup_null_mapping(_|$)", name) is not None
 
 
 def verdict_problems(p: PathResult, wrapper: str, bug: bool) -> list[str]:

@@ -320,7 +320,7 @@ def _kselftest(args, td: Path | None, outdir: Path, started: dict, t0: float) ->
         runner = "run_kselftest.sh"
         command = f"./run_kselftest.sh -t {built.wrapper}"
     (outdir / "flat.txt").write_text("".join(f"{n} {r}\n" for n, r in pairs))
-    ours = [(n, r) for n, r in pairs if re.search(r"(^|_)gup_null_mapping(_|$)", n)]
+    ours = [(n, r) for n, r in pairs if kselftest_paths.is_ours(n)]
     splats = _splats_after(o.console, "KSFT-PATH-BEGIN")
     code, problems, verdict = judge(ours, runner_exit=p.exit_status if p else None,
                                     splats=splats, booted=o.booted,
