@@ -208,8 +208,8 @@ def build_initramfs(k, built: kselftest_build.Built, work: Path,
 
 def _linaro_root(extra: Path, lin: linaro.Guest) -> list[str]:
     """Into @extra: what kselftest.sh and parse-output.py run with beyond
-    busybox (python3, GNU split, perl, /usr/bin/env); the python module
-    files to take from the host root are returned."""
+    busybox (python3, GNU split, perl, /usr/bin/env); returned: the python
+    module files and perl-base's directory to take from the host root."""
     kselftest_build.ensure_packages(linaro.HOST_PACKAGES)
     for prog in linaro.GUEST_PROGRAMS:
         _copy_with_libs(prog, extra)
@@ -227,7 +227,8 @@ def _linaro_root(extra: Path, lin: linaro.Guest) -> list[str]:
             _copy_libs(f, extra)
     # A module that is a link (sitecustomize.py -> /etc/python3.11/...)
     # needs its target too.
-    return files + [os.path.realpath(f) for f in files if os.path.islink(f)]
+    return [*files, *(os.path.realpath(f) for f in files if os.path.islink(f)),
+            linaro.perl_base()]
 
 
 def split_paths(text: str) -> dict[str, PathResult]:

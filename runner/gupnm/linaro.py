@@ -55,6 +55,10 @@ GUEST_SKIPFILE = "/opt/gupnm-kst/skipfile"
 # parse-output.py is `#!/usr/bin/env python3` and imports tap (python3-tap):
 # Debian's python3 and the modules it loads go into the guest. kselftest.sh
 # also calls perl (apply_skips) and GNU split -n (busybox's has no -n).
+# Once /usr/bin/perl exists, the tarball's runner.sh prefixes the nested
+# TAP with kselftest/prefix.pl (use strict; use IO::Handle), which a bare
+# perl binary cannot run: the nested TAP would vanish. So perl comes with
+# the library of Debian's perl-base (Essential: on every Debian rootfs).
 PYTHON = "/usr/bin/python3"
 HOST_PACKAGES = ("python3-tap",)
 GUEST_PROGRAMS = ("/usr/bin/split", "/usr/bin/perl")
@@ -153,21 +157,35 @@ def skipfile_arg(td: Path, guest_path: str = GUEST_SKIPFILE) -> str:
 def python_files(td: Path) -> list[str]:
     """Files of Debian's python3 that parse-output.py loads: the modules of
     its imports (read from the script, so a newer checkout's own), found by
-    importing them on the host."""
+    importing them on the host; and the lib-dynload directory."""
     script = td / KSELFTEST_DIR / "parse-output.py"
     tree = ast.parse(script.read_text())
     imports = [ast.unparse(n) for n in ast.walk(tree)
                if isinstance(n, (ast.Import, ast.ImportFrom))]
     mods = [i.split()[1] for i in imports]
-    code = ("import sys\n" + "".join(f"{i}\n" for i in imports)
+    # lib-dynload too: python looks for it at start ("Could not find
+    # platform dependent libraries" otherwise).
+    code = ("import sys, sysconfig\n" + "".join(f"{i}\n" for i in imports)
             + "print('\\n'.join(sorted({getattr(m, '__file__', None) or '' "
-            "for m in list(sys.modules.values())} - {''})))")
+            "for m in list(sys.modules.values())} - {''})))\n"
+            "print(sysconfig.get_path('platstdlib') + '/lib-dynload')")
     proc = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True)
     if proc.returncode:
         raise RunnerError(f"{PYTHON} cannot import what parse-output.py needs "
                           f"({', '.join(mods)}): {proc.stderr.strip().splitlines()[-1:]}; "
                           "apt-get install python3-tap")
     return [f for f in proc.stdout.splitlines() if f.startswith("/")]
+
+
+def perl_base() -> str:
+    """The directory of perl-base's modules (strict.pm's), as the host's
+    perl says."""
+    proc = subprocess.run(["/usr/bin/perl", "-Mstrict", "-e", 'print $INC{"strict.pm"}'],
+                          capture_output=True, text=True)
+    if proc.returncode or not proc.stdout.startswith("/"):
+        raise RunnerError("/usr/bin/perl does not say where strict.pm is: "
+                          + proc.stderr.strip())
+    return os.path.dirname(proc.stdout)
 
 
 def results(text: str) -> list[tuple[str, str]] | None:
