@@ -303,6 +303,7 @@ def _kselftest(args, td: Path | None, outdir: Path, started: dict, t0: float) ->
                      "early-boot artefact): booted again")
         progress(notes[-1])
         attempts = 2
+        (outdir / "console.attempt1.log").write_text(o.console)
         o = kselftest_paths.run_kernel(args.spec, k, built, outdir, (path,), lin)
     p = o.paths.get(path)
     text = p.text if p else ""
