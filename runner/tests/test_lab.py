@@ -163,10 +163,22 @@ class Judge(unittest.TestCase):
 
     def test_bug(self):
         ours = with_result(OURS_PASS, 'verdict_shadow_read', 'fail')
-        ours = with_result(ours, 'gup_null_mapping', 'fail')
+        ours = with_result(ours, '_gup_null_mapping', 'fail')    # the test's line
         code, _, verdict = self.judge(ours)
         self.assertEqual(code, 1)
-        self.assertIn('2 of 4 failed', verdict)
+        self.assertIn('2 of 4 failed: GUP-fast rejects', verdict)
+        self.assertIn('bug present', verdict)
+
+    def test_wrong_fix_is_not_called_the_bug(self):
+        ours = with_result(OURS_PASS, 'verdict_shadow_longterm_write', 'fail')
+        code, _, verdict = self.judge(with_result(ours, '_gup_null_mapping', 'fail'))
+        self.assertEqual(code, 1)
+        self.assertNotIn('bug present', verdict)
+
+    def test_the_tests_line_alone_is_not_called_the_bug(self):
+        code, _, verdict = self.judge(with_result(OURS_PASS, '_gup_null_mapping', 'fail'))
+        self.assertEqual(code, 1)
+        self.assertNotIn('bug present', verdict)
 
     def test_shadow_alone_names_the_bug(self):
         code, _, verdict = self.judge(with_result(OURS_PASS, 'verdict_shadow_read', 'fail'))
