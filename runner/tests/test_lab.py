@@ -531,3 +531,33 @@ class KselftestCommand(unittest.TestCase):
         s = json.loads((self.tmp / 'r' / 'summary.json').read_text())
         self.assertEqual(schema.errors(s, schema.load()), [])
         self.assertEqual(s['command'], './run_kselftest.sh -t mm:ksft_gup_test.sh')
+
+
+class LavaAgain(unittest.TestCase):
+    """lava.run_again_if_died: once more only when the guest died before /init."""
+
+    def test_died_is_run_again_and_said(self):
+        first, second = _lava_run([]), _lava_run([('verdict_shadow_read', 'pass')])
+        with mock.patch.object(lava, 'run', side_effect=[first, second]) as run, \
+                mock.patch.object(lava, 'died_before_user_space',
+                                  side_effect=['Oops: int3', None]):
+            r, notes = lava.run_again_if_died('debian-module', 'debian:6.12',
+                                              Path('/a'), Path('/b'))
+        self.assertIs(r, second)
+        self.assertEqual(run.call_args_list[1].args[2], Path('/b'))
+        self.assertIn('died before /init (Oops: int3): booted again', notes[0])
+
+    def test_alive_is_run_once(self):
+        first = _lava_run([])
+        with mock.patch.object(lava, 'run', return_value=first) as run, \
+                mock.patch.object(lava, 'died_before_user_space', return_value=None):
+            r, notes = lava.run_again_if_died('debian-module', 'debian:6.12',
+                                              Path('/a'), Path('/b'))
+        self.assertEqual((r, notes, run.call_count), (first, [], 1))
+
+    def test_spec_problem(self):
+        self.assertIn('unknown LAVA job', lava.spec_problem('nojob', 'debian:6.12'))
+        self.assertIsNone(lava.spec_problem('debian-module', 'debian:6.12'))
+        self.assertIn('fix alone', lava.spec_problem('source-kselftest',
+                                                     'source:debian-6.12'))
+        self.assertIsNone(lava.spec_problem('source-kselftest', 'source:debian-7.3:nofix'))
