@@ -192,7 +192,8 @@ def build_summary(*, kernel_release: str, kernel_source: Mapping[str, Any], acce
         'counts': count,
         'skip_reason': tap.skip_reason,
         'cases': [{'number': r.number, 'name': r.name, 'status': r.status,
-                   'reason': r.directive_reason} for r in tap.results],
+                   'reason': r.directive_reason, 'diagnostics': list(r.diagnostics)}
+                  for r in tap.results],
         'verdicts': [{'backing': v.backing, 'access': v.access, 'fast': v.fast,
                       'total': v.total, 'expected': v.expected,
                       **({'tries': v.tries} if v.tries else {})}

@@ -33,6 +33,8 @@ class Pre65Test(unittest.TestCase):
     def test_the_recorded_summary_said_the_same(self):
         want = json.loads((REAL / 'v2-debian-6.1.summary.json').read_text())
         got = summary_for(want['kernel']['release'])
+        got['cases'] = [{k: v for k, v in c.items() if k != 'diagnostics'}
+                        for c in got['cases']]      # not kept when it was recorded
         for key in ('outcome', 'diagnosis', 'cases', 'verdicts', 'notes'):
             self.assertEqual(got[key], want[key], key)
 

@@ -65,8 +65,13 @@ class BuildSummaryTest(unittest.TestCase):
         self.assertIs(self.bug['as_expected'], True)
         self.assertEqual(self.bug['counts'], {'pass': 3, 'fail': 1, 'skip': 1, 'xfail': 0,
                                               'timeout': 0, 'error': 0, 'total': 5})
-        self.assertEqual(self.bug['cases'][0], {'number': 1, 'name': 'verdict_shadow_read',
-                                                'status': 'fail', 'reason': None})
+        self.assertEqual(self.bug['cases'][0], {
+            'number': 1, 'name': 'verdict_shadow_read', 'status': 'fail', 'reason': None,
+            'diagnostics': ['gup_null_mapping: kernel 6.12.117+deb12-amd64, 2 CPUs, page size '
+                            '4096, 512 pages per buffer',
+                            'verdict shadow read: 0/512 pages via GUP-fast (expected 512)',
+                            'FAIL: GUP-fast rejects NULL-mapping order-0 folios: 0/512 shadow '
+                            'pages via GUP-fast']})
         self.assertEqual(self.bug['cases'][2]['status'], 'skip')
         self.assertTrue(self.bug['cases'][2]['reason'].startswith('memfd_secret unavailable'))
         self.assertEqual(self.bug['verdicts'], [

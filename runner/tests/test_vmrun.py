@@ -31,6 +31,12 @@ def raw(path: Path) -> str:
     return path.read_bytes().decode(errors='replace')
 
 
+def as_recorded(cases: list) -> list:
+    """Summary cases as the recorded real summaries have them: they were
+    written before each case kept its diagnostic lines."""
+    return [{k: v for k, v in c.items() if k != 'diagnostics'} for c in cases]
+
+
 def real_inner_tap() -> str:
     """The test's own output from the real Debian 6.12 boot."""
     return parse_status(raw(REAL / 'debian-6.12.status.log')).tap
@@ -303,7 +309,8 @@ class RunTest(VmFake, unittest.TestCase):
             if key in ('durations', 'vm', *changed):
                 continue
             with self.subTest(key=key):
-                self.assertEqual(got[key], want[key])
+                self.assertEqual(as_recorded(got[key]) if key == 'cases' else got[key],
+                                 want[key])
         self.assertEqual({k: v for k, v in got['vm'].items() if k != 'cmdline'},
                          {k: v for k, v in want['vm'].items() if k != 'cmdline'})
         self.assertEqual(got['vm']['cmdline'], qemu.BASE_APPEND)
