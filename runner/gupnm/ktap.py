@@ -28,6 +28,12 @@ def _directive(word: str, reason: Any) -> str:
     return f" # {word}" + (f" {_one_line(reason)}" if reason else "")
 
 
+def case_line(number: int, name: str, status: str, reason: Any) -> str:
+    """A case's TAP result line (unindented), e.g. ``ok 3 x # SKIP why``."""
+    ok, word = _CASE.get(status, ("not ok", "ERROR"))
+    return f"{ok} {number} {name}" + _directive(word, reason)
+
+
 def to_string(summary: Mapping[str, Any]) -> str:
     kernel = summary.get("kernel") or {}
     cases = summary.get("cases") or []
@@ -39,9 +45,8 @@ def to_string(summary: Mapping[str, Any]) -> str:
     else:
         out.append(f"  1..{len(cases)}")
         for i, c in enumerate(cases, 1):
-            ok, word = _CASE.get(c["status"], ("not ok", "ERROR"))
-            out.append(f"  {ok} {i} {c['name'] or 'case_' + str(i)}"
-                       + _directive(word, c.get("reason")))
+            out.append("  " + case_line(i, c["name"] or f"case_{i}", c["status"],
+                                        c.get("reason")))
     for problem in summary.get("problems") or []:
         out.append(f"# problem: {_one_line(problem)}")
     for s in summary.get("splats") or []:
