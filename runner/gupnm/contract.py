@@ -31,7 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import schema
+from . import junit_xsd, schema
 from .host import REPO, cache_dir, progress
 
 GUPNM = [sys.executable, str(REPO / "runner" / "gupnm-run")]
@@ -132,7 +132,19 @@ def _expect(run: Run, code: int, *, outcome: str | None = None,
             f = run.results / name
             if not f.exists() or f.stat().st_mode & 0o044 != 0o044:
                 problems.append(f"{f} missing or not readable by all")
+        problems += _junit_problems(run.results / "junit.xml")
     return not problems, "\n".join(problems) + "\n" + run.detail()
+
+
+def _junit_problems(path: Path) -> list[str]:
+    """What keeps @path from being a JUnit report Jenkins and GitLab read."""
+    try:
+        errs = junit_xsd.errors(path.read_bytes())
+    except OSError:
+        return []                       # said above: missing or unreadable
+    except junit_xsd.CannotCheck as err:
+        return [f"cannot check {path}: {err}"]
+    return [f"{path} breaks {junit_xsd.XSD.name}: " + "; ".join(errs[:5])] if errs else []
 
 
 def check_exit_codes(t, tmp: Path) -> None:

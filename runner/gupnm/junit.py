@@ -2,7 +2,7 @@
 
 The one JUnit producer of the runner (vmrun writes junit.xml with it); the
 document is checked against the schema Jenkins' junit plugin and GitLab
-read (runner/tests/data/junit/jenkins-junit.xsd, runner/tests/junit_xsd.py).
+read (runner/tests/data/junit/jenkins-junit.xsd, gupnm.junit_xsd).
 
 Layout: one <testsuite> per run, one <testcase> per TAP result, plus a
 "runner" testcase that is an <error> when the run itself went wrong (a

@@ -1,6 +1,6 @@
 """Unit tests for gupnm.junit: junit.xml from real runs, checked against the
 schema Jenkins' junit plugin reads (data/junit/jenkins-junit.xsd, through
-junit_xsd.py and python3-lxml), and the check itself shown to reject what
+gupnm.junit_xsd and python3-lxml), and the check itself shown to reject what
 the schema forbids.
 
 The runs: the Debian 6.12 boot replayed through vmrun.run() (the bug: both
@@ -12,7 +12,9 @@ whole-test skip of a boot without the module, the probe's per-case skips on
 import copy
 import json
 import os
+import shutil
 import sys
+import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -22,8 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from gupnm import junit, results, tap, vmrun  # noqa: E402
-import junit_xsd  # noqa: E402
+from gupnm import contract, junit, junit_xsd, ktap, results, tap, vmrun  # noqa: E402
 import test_vmrun as tv  # noqa: E402
 
 DATA, REAL = tv.DATA, tv.REAL
@@ -231,6 +232,27 @@ class RunnerCaseTest(unittest.TestCase):
         tc = cases(suite)[xfail['name']]
         self.assertIsNone(tc.find('failure'))
         self.assertIn('# XFAIL', tc.find('system-out').text)
+
+
+class ContractCheckTest(unittest.TestCase):
+    """make check's contract rows check the junit.xml of each real run."""
+
+    def test_expect_checks_junit_xml(self):
+        tmp = Path(tempfile.mkdtemp(prefix='gupnm-test-junit-'))
+        self.addCleanup(shutil.rmtree, tmp, True)
+        s = json.loads((REAL / 'debian-6.12.summary.json').read_text())
+        s.update(META, files=dict(vmrun.REPORT_FILES), exit_code=1)
+        results.write_summary(tmp / 'summary.json', s)
+        ktap.write(tmp / 'ktap.txt', s)
+        junit.write(tmp / 'junit.xml', s)
+        run = contract.Run(['gupnm-run'], 1, '', '', 1.0, tmp)
+        ok, detail = contract._expect(run, 1, outcome='fail')
+        self.assertTrue(ok, detail)
+        (tmp / 'junit.xml').write_text(junit.to_string(s).replace(' tests="47"', ''))
+        ok, detail = contract._expect(run, 1, outcome='fail')
+        self.assertFalse(ok)
+        self.assertIn("junit.xml breaks jenkins-junit.xsd: line 3: Element 'testsuite': "
+                      "The attribute 'tests' is required", detail)
 
 
 class ValidatorTest(unittest.TestCase):

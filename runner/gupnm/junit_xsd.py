@@ -2,8 +2,9 @@
 """Check JUnit XML against the schema Jenkins' junit plugin reads.
 
 The schema is runner/tests/data/junit/jenkins-junit.xsd (origin and license
-in data/junit/README.md); the check is lxml's XMLSchema (Debian package
-python3-lxml).
+in the README.md beside it); the check is lxml's XMLSchema (Debian package
+python3-lxml). The unit tests run it on reports from real runs, make
+check's contract rows on every junit.xml their real runs write.
 
 python3-lxml is installed for Debian's own interpreter, /usr/bin/python3.
 When the Python running this cannot import lxml (a pyenv or venv python),
@@ -11,8 +12,9 @@ errors() runs this file under /usr/bin/python3 instead, which can.
 
     errors(xml) -> list of what is wrong; [] when the document is valid.
 
-Command line: junit_xsd.py FILE... ('-': standard input) prints each file's
-errors; exit 0 all valid, 1 some invalid, 2 the check could not run.
+Command line: runner/gupnm/junit_xsd.py FILE... ('-': standard input)
+prints each file's errors; exit 0 all valid, 1 some invalid, 2 the check
+could not run.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-XSD = Path(__file__).resolve().parent / 'data' / 'junit' / 'jenkins-junit.xsd'
+XSD = Path(__file__).resolve().parents[1] / 'tests' / 'data' / 'junit' / 'jenkins-junit.xsd'
 SYSTEM_PYTHON = '/usr/bin/python3'
 INSTALL = 'apt-get install python3-lxml (Debian), for /usr/bin/python3'
 
@@ -73,7 +75,7 @@ def errors(xml: bytes | str) -> list[str]:
 
 def main(argv: list[str]) -> int:
     if not argv:
-        print('usage: junit_xsd.py FILE... (- for standard input)', file=sys.stderr)
+        print('usage: runner/gupnm/junit_xsd.py FILE... (- for standard input)', file=sys.stderr)
         return 2
     bad = False
     for name in argv:
