@@ -3,7 +3,8 @@ runner/summary.schema.json), JUnit XML (gupnm.junit) and KTAP (gupnm.ktap).
 
 Every summary the runner produces in the unit tests -- a real boot replayed,
 a pass, a whole skip, a timeout, an interruption, a host error -- is
-validated against the schema file.
+validated against the schema file, and its junit.xml against
+jenkins-junit.xsd.
 """
 
 import copy
@@ -19,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gupnm import junit, ktap, results, schema, tap, vmrun  # noqa: E402
+from gupnm import junit, junit_xsd, ktap, results, schema, tap, vmrun  # noqa: E402
 import test_vmrun as tv  # noqa: E402
 
 REAL, _prep, mini_console, mini_status, raw = (tv.REAL, tv._prep, tv.mini_console,
@@ -40,6 +41,7 @@ class ProducedSummaries(tv.VmFake, unittest.TestCase):
         on_disk = json.loads((self.outdir / 'summary.json').read_text())
         self.assertEqual(on_disk, out.summary)
         self.assertEqual(schema.errors(on_disk), [])
+        self.assertEqual(junit_xsd.errors((self.outdir / 'junit.xml').read_bytes()), [])
         return out
 
     def test_real_boot(self):
@@ -89,7 +91,7 @@ class StubSummaryTest(unittest.TestCase):
             s['files'] = dict(vmrun.REPORT_FILES)
             self.assertEqual(schema.errors(s), [])
             self.assertIn('not ok 1 gup_null_mapping # ERROR', ktap.to_string(s))
-            ET.fromstring(junit.to_string(s))
+            self.assertEqual(junit_xsd.errors(junit.to_string(s)), [])
 
 
 class SchemaValidatorTest(unittest.TestCase):
