@@ -1,8 +1,11 @@
 """A JUnit XML report of one run, from its summary (for CI test views).
 
-The one JUnit producer of the runner (vmrun writes junit.xml with it); the
-document is checked against the schema Jenkins' junit plugin and GitLab
-read (runner/tests/data/junit/jenkins-junit.xsd, gupnm.junit_xsd).
+The one JUnit producer of the runner (vmrun writes junit.xml with it). The
+document is checked against the JUnit schema of Jenkins' junit plugin
+(runner/tests/data/junit/jenkins-junit.xsd, through gupnm.junit_xsd);
+GitLab has no schema, its parser (lib/gitlab/ci/parsers/test/junit.rb)
+reads the same things: classname, name, time, and the text of <failure>,
+<error> or <skipped>.
 
 Layout: one <testsuite> per run, one <testcase> per TAP result, plus a
 "runner" testcase that is an <error> when the run itself went wrong (a
@@ -21,7 +24,9 @@ release string, and their cases must not collide when several runs land in
 one CI build. The kernel goes first because Jenkins cuts classname at its
 last dot: package = the kernel (``debian-6.12.amd64``), class = the test
 program, so each kernel is its own package and the tests read the same
-under each. The runner case's class is ``gupnm``.
+under each. The runner case's class is ``gupnm``. A spec such as
+debian:6.12 names the newest 6.12 Debian has: the release booted is in the
+properties (kernel.release), so history stays one series across updates.
 
 Messages and bodies (what Jenkins shows as "Error Message" and "Stacktrace",
 GitLab as the case's output):
@@ -29,7 +34,9 @@ GitLab as the case's output):
   message is the TAP directive's reason if any, else the test's last
   diagnostic line before the result (kselftest prints why a case failed just
   before its ``not ok``), else ``not ok N name``; its body is the case's
-  ``# ...`` diagnostic lines as TAP gave them, then its result line.
+  ``# ...`` diagnostic lines as TAP gave them (those since the previous
+  result: the first case's include the test's header lines), then its
+  result line.
 - a skipped case: <skipped> with the skip reason as its text -- the schema
   makes <skipped> a plain string (no message attribute); Jenkins reads the
   text when there is no attribute, GitLab reads the text.
@@ -37,7 +44,8 @@ GitLab as the case's output):
 
 Times: only measured ones. The testsuite's time is the run's host
 wall-clock total (durations.total, else the sum of the measured steps); the
-runner case's is durations.boot_and_test (boot and test in the guest). The
+runner case's is durations.boot_and_test (boot and test in the guest, its
+last boot when an early-boot death was retried). The
 TAP cases' own times are not known (the selftest prints none, its lines
 carry no time stamp): they have no time attribute, which the schema allows,
 rather than a made-up 0.
@@ -198,7 +206,7 @@ def build(summary: Mapping[str, Any]) -> ET.Element:
     if problem:
         errors += 1
         ET.SubElement(tc, "error", message=problem.splitlines()[0]).text = problem
-    suite.set("tests", str(len(cases) + 1 + whole_skip))
+    suite.set("tests", str(len(cases) + 1 + int(whole_skip)))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
     suite.set("skipped", str(skipped))
