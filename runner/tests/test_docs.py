@@ -6,13 +6,16 @@
 - every `make X` in code names a target of the repository's Makefile;
 - every `gupnm-run SUB --flag` in code names a subcommand and a flag that
   the real `runner/gupnm-run SUB --help` prints (the CLI is run, not
-  copied here).
+  copied here);
+- every field of docs/runner.md's summary.json table is in
+  runner/summary.schema.json, "always there" exactly when it is required.
 
 Text inside HTML comments is not checked. A section whose body carries a
 `<!-- placeholder: ... -->` comment is left out of the make and CLI
 checks until it is filled (its links are still checked).
 """
 
+import json
 import re
 import subprocess
 import sys
@@ -255,6 +258,23 @@ class Docs(unittest.TestCase):
         for page in pages():
             with self.subTest(page=page.name):
                 self.assertEqual(cli_problems(page, subs), [])
+
+    def test_summary_fields_exist(self):
+        """Every field docs/runner.md's summary.json table names is in the
+        schema (the schema may have more: it is the authority)."""
+        schema = json.loads((REPO / 'runner' / 'summary.schema.json').read_text())
+        text = (DOCS / 'runner.md').read_text()
+        table = re.search(r'\| field \| always there \| what \|\n\|[-|]+\|\n((?:\|.*\n)+)', text)
+        self.assertIsNotNone(table, 'docs/runner.md has no summary.json field table')
+        rows = [re.match(r'\| `([^`]+)` \| (yes)? *\|', r) for r in table.group(1).splitlines()]
+        self.assertTrue(rows and all(rows), 'a row of the field table is not "| `name` | ... |"')
+        required = set(schema.get('required', []))
+        for m in rows:
+            with self.subTest(field=m.group(1)):
+                self.assertTrue(m.group(1) in schema['properties'],
+                                f'{m.group(1)} is not a field of runner/summary.schema.json')
+                self.assertEqual(bool(m.group(2)), m.group(1) in required,
+                                 '"always there" is the schema\'s required')
 
 
 class Helpers(unittest.TestCase):
