@@ -19,7 +19,7 @@
 #                   Debian 6.1 vs 6.12
 #   make repro-gup-fast  "mm, x86/mm: Fix performance regression in
 #                   get_user_pages_fast()": 1 GiB one page per call, 20 repeats
-#   make check      everything that proves the test right (README)
+#   make check      everything that proves the test right (docs/checks.md)
 #   make check-quick  the same without the fresh-machine check (warm iteration)
 #   make check-full   make check and the debug kernels
 #   make check-debug  only the debug-kernel runs (KASAN, lockdep, kmemleak, ...)
@@ -62,13 +62,13 @@ compare:
 	$(GUPNM) compare --a $(A) --b $(B) --repeat $(REPEAT) --arch $(ARCH) \
 	  $(if $(COMMAND),--command "$(COMMAND)") $(RUN_ARGS)
 
-# Issue 12/13 benchmarks and the published measurements (README: Benchmark).
+# Issue 12/13 benchmarks and the published measurements (docs/benchmark.md).
 # Threads beyond the 2 vCPUs are oversubscribed on purpose.
 BENCH_THREADS ?= 1 2 4 8
 # 100 samples per cell, shadow and anon alternating at every sample (-i 1):
 # the host's speed drifts within seconds, and with the test's default (3
 # repetitions of 10) one cell in eight of bench-fix had its five ratios
-# spread beyond +-15 % (README: Benchmark).
+# spread beyond +-15 % (docs/benchmark.md).
 BENCH_SAMPLING ?= -r 100 -i 1
 # --config selftests: CONFIG_GUP_TEST, so every run also cross-checks the
 # anon control against gup_test -a.
@@ -124,7 +124,7 @@ check-debug:
 check-prefixes:
 	$(PYTHON) runner/gupnm-check --prefixes $(CHECK_ARGS)
 
-# Issue 13: not in make check (README: times); the three arm64 rows.
+# Issue 13: not in make check (docs/arm64.md: times); the arm64 rows.
 check-arm64:
 	$(PYTHON) runner/gupnm-check --arm64 $(CHECK_ARGS)
 
