@@ -62,7 +62,7 @@ compare:
 	$(GUPNM) compare --a $(A) --b $(B) --repeat $(REPEAT) --arch $(ARCH) \
 	  $(if $(COMMAND),--command "$(COMMAND)") $(RUN_ARGS)
 
-# Issue 12/13 benchmarks and the published measurements (docs/benchmark.md).
+# Benchmarks and the published measurements (docs/benchmark.md).
 # Threads beyond the 2 vCPUs are oversubscribed on purpose.
 BENCH_THREADS ?= 1 2 4 8
 # 100 samples per cell, shadow and anon alternating at every sample (-i 1):
@@ -124,7 +124,7 @@ check-debug:
 check-prefixes:
 	$(PYTHON) runner/gupnm-check --prefixes $(CHECK_ARGS)
 
-# Issue 13: not in make check (docs/arm64.md: times); the arm64 rows.
+# Not in make check (docs/arm64.md: times); the arm64 rows.
 check-arm64:
 	$(PYTHON) runner/gupnm-check --arm64 $(CHECK_ARGS)
 
@@ -151,7 +151,7 @@ kernels:
 unit:
 	$(PYTHON) runner/tests/run_unit_tests.py
 
-# Issue 11: the ways pipelines run selftests (also part of make check).
+# The ways pipelines run selftests (also part of make check).
 check-kselftest:
 	cd runner && $(PYTHON) -m gupnm.kselftest_checks --paths
 

@@ -11,7 +11,7 @@ free memory, benchmark, stress program), plus the page size the test used:
 the kernel's, never an assumed 4K.
 
 Not in make check: a cold run downloads three kernels and cross-builds
-(minutes); see the README for the times measured.
+(minutes); docs/arm64.md has the times measured.
 """
 from __future__ import annotations
 

@@ -276,8 +276,8 @@ def run_meta(started: datetime) -> dict:
 
 def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
             live=None):
-    """Prepare @spec and run the test (through run_vmtests.sh where the
-    tree has it), then the benchmark with args.test_args."""
+    """Prepare @spec and run the test, then the benchmark with
+    args.test_args."""
     check_input(spec, args)
     arch = getattr(args, "arch", "amd64")
     ensure_tools(source_build=spec.startswith("source:"),

@@ -376,7 +376,10 @@ def check_fresh_machine(t) -> None:
                  'exec chroot "$r" /usr/bin/env -i HOME=/root LANG=C.UTF-8 '
                  'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin '
                  'GUPNM_CACHE=/root/.cache/gupnm make -C /root/gupnm run'
-                 + (f' KERNEL={BUG_KERNEL}' if BUG_KERNEL != 'debian:6.12' else ''))
+                 # The README's command as written: make run's own default
+                 # kernel (a bug kernel), unless the bug kernel is overridden.
+                 + (f' KERNEL={BUG_KERNEL}'
+                    if "GUPNM_CONTRACT_BUG_KERNEL" in os.environ else ''))
         progress("fresh machine: make run inside it (tools, kernel and headers "
                  "downloaded from nothing)")
         t0 = time.monotonic()
