@@ -25,32 +25,8 @@ from . import arm64_checks  # issue 13: make check-arm64
 from . import kselftest_checks  # issue 11: kselftest paths, LAVA
 from . import probe_checks  # issue 19: the module-free probe
 from .host import REPO, RunnerError, cache_dir, ensure_tools, progress
-
-
-class Tally:
-    def __init__(self) -> None:
-        self.passed = self.failed = 0
-        self.failures: list[str] = []
-
-    def record(self, name: str, ok: bool, detail: str = "") -> bool:
-        if ok:
-            self.passed += 1
-            print(f"ok - {name}", flush=True)
-        else:
-            self.failed += 1
-            self.failures.append(name)
-            print(f"not ok - {name}", flush=True)
-            for line in detail.strip().splitlines()[-40:]:
-                print(f"#   {line}", flush=True)
-        return ok
-
-    def guard(self, name: str, fn) -> bool:
-        """Run @fn() -> (ok, detail); an exception is a failed check."""
-        try:
-            ok, detail = fn()
-        except RunnerError as err:
-            ok, detail = False, str(err)
-        return self.record(name, ok, detail)
+from .modsource import gup_test_source
+from .tally import Tally
 
 
 def _sh(cmd, cwd=None, env=None) -> tuple[int, str]:
@@ -109,7 +85,6 @@ def check_module_builds(t: Tally) -> None:
 def _test_includes(base: Path) -> list[str]:
     """-I arguments of the test: <mm/gup_test.h> as the series leaves it,
     "../kselftest.h" from the series' base tree @base."""
-    from .kernels import gup_test_source
     return ["-I", str(gup_test_source() / "include"),
             "-I", str(base / "tools/testing/selftests/mm")]
 
@@ -152,7 +127,6 @@ def check_cross_builds(t: Tally, base: Path) -> None:
         t.guard(f"host: gup_null_mapping cross-compiles for {arch} ({cc}) with "
                 "-Wall -Wextra -Werror",
                 lambda cc=cc: _cross_build(cc, test, _test_includes(base)))
-    from .kernels import gup_test_source
     stress_inc = ["-I", str(gup_test_source() / "include"),
                   "-I", str(base / "tools/testing/selftests")]
     t.guard(f"host: gupnm_stress cross-compiles for arm64 ({CROSS_CC}) with "

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from .host import REPO, RunnerError, cache_dir, ensure_tools, locked, progress, run
+from .modsource import gup_test_source
 
 # perl: kernel-doc (W=1) on 6.12; python3: its successor on newer trees.
 BUILD_PACKAGES = ["make", "libc6-dev", "libelf-dev", "dwarves", "bc", "kmod",
@@ -113,7 +114,6 @@ def build_module(root: Path, release: str, out: Path, log: Path,
             dest = work / "src" / name
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, dest)
-        from .kernels import gup_test_source
         (work / "out").mkdir()
         for name in ("gup_test.c", "gup_test.h"):
             shutil.copy2(gup_test_source() / name, work / "out" / name)

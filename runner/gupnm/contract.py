@@ -15,7 +15,7 @@
   runs `make run` to the verdict; the host's apt state is not touched.
 
 Each check records its name, ok or not, and what went wrong, through the
-Tally of checks.py.
+Tally of tally.py.
 """
 from __future__ import annotations
 
@@ -32,14 +32,10 @@ import time
 from pathlib import Path
 
 from . import junit_xsd, schema
+from .contract_run import (BUG_KERNEL, BUG_MESSAGE, GUPNM, PASS_KERNEL, RUN_TIMEOUT,
+                           Run, gupnm, qemu_processes)
 from .host import REPO, cache_dir, progress
 
-GUPNM = [sys.executable, str(REPO / "runner" / "gupnm-run")]
-# The kernels of the real boots; the environment may name exact releases.
-PASS_KERNEL = os.environ.get("GUPNM_CONTRACT_PASS_KERNEL", "debian:6.1")  # exit 0
-BUG_KERNEL = os.environ.get("GUPNM_CONTRACT_BUG_KERNEL", "debian:6.12")   # exit 1
-BUG_MESSAGE = "GUP-fast rejects NULL-mapping order-0 folios"
-RUN_TIMEOUT = 900                   # seconds for one runner invocation
 FRESH_SUITE = "bookworm"
 FRESH_SOURCES = [
     "deb http://deb.debian.org/debian bookworm main",
@@ -47,67 +43,6 @@ FRESH_SOURCES = [
     "deb http://deb.debian.org/debian-security bookworm-security main",
 ]
 FRESH_TIMEOUT = 45 * 60
-
-
-class Run:
-    """One finished runner invocation."""
-
-    def __init__(self, argv, rc, out, err, seconds, results):
-        self.argv, self.rc, self.out, self.err = argv, rc, out, err
-        self.seconds, self.results = seconds, results
-
-    @property
-    def summary(self) -> dict | None:
-        try:
-            return json.loads((self.results / "summary.json").read_text())
-        except (OSError, ValueError, TypeError):
-            return None
-
-    def detail(self) -> str:
-        return (f"$ {' '.join(self.argv)}\nexit {self.rc} after {self.seconds:.1f}s\n"
-                + self.out[-3000:] + self.err[-3000:])
-
-
-def _results_line(text: str) -> Path | None:
-    m = re.findall(r"^results: (\S+)$", text, re.M)
-    return Path(m[-1]) if m else None
-
-
-def gupnm(args: list[str], *, repo: Path = REPO, timeout: float = RUN_TIMEOUT) -> Run:
-    argv = [sys.executable, str(repo / "runner" / "gupnm-run"), *args]
-    t0 = time.monotonic()
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
-        rc, out, err = proc.returncode, proc.stdout, proc.stderr
-    except subprocess.TimeoutExpired as e:
-        rc, out, err = None, _text(e.stdout), _text(e.stderr) + f"\n(killed after {timeout}s)"
-    results = None
-    if "--results" in args:
-        results = Path(args[args.index("--results") + 1])
-    return Run(argv, rc, out, err, time.monotonic() - t0,
-               results or _results_line(out + err))
-
-
-def _text(data) -> str:
-    if isinstance(data, bytes):
-        return data.decode(errors="replace")
-    return data or ""
-
-
-def _qemu_processes(marker: str) -> list[int]:
-    """PIDs of processes whose command line mentions @marker."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if "qemu-system" in cmd and marker in cmd:
-            out.append(int(d.name))
-    return out
 
 
 def _expect(run: Run, code: int, *, outcome: str | None = None,
@@ -233,7 +168,7 @@ def check_sigint(t, outdir: Path) -> None:
         detail += "the runner did not end within 60 s of SIGINT\n"
     reader.join(10)
     time.sleep(0.5)
-    left = _qemu_processes(str(outdir))
+    left = qemu_processes(str(outdir))
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     summary = None
@@ -451,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     """Only these checks: python3 -m gupnm.contract [--no-fresh | --fresh-only]."""
     import argparse
 
-    from .checks import Tally
+    from .tally import Tally
     ap = argparse.ArgumentParser(prog="gupnm-contract", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--no-fresh", action="store_true")

@@ -19,7 +19,7 @@ One row per class of break, each provoked for real where it can be:
 - parse: another test's TAP and a status.log cut before its exit marker
   are 3, as run says.
 
-Each check is recorded through the Tally of checks.py.
+Each check is recorded through the Tally of tally.py.
 """
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ import time
 from pathlib import Path
 
 from . import cache
-from .contract import BUG_KERNEL, BUG_MESSAGE, GUPNM, REPO, _qemu_processes, gupnm
-from .host import cache_dir
+from .contract_run import BUG_KERNEL, BUG_MESSAGE, GUPNM, gupnm, qemu_processes
+from .host import REPO, cache_dir
 
 # Cache groups the private copy of the cache takes (hard links).
 COPIED = ("apt", "debian", "debs", "gup_test-source", "kselftest", "modules", "selftest",
@@ -257,7 +257,7 @@ def check_sigkill(t, tmp: Path) -> None:
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     time.sleep(3)
-    left = _qemu_processes(str(outdir))
+    left = qemu_processes(str(outdir))
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     t.record("robust: SIGKILL of the runner while the guest runs leaves no QEMU "
@@ -297,7 +297,7 @@ if __name__ == "__main__":
     import sys
     import tempfile
 
-    from .checks import Tally
+    from .tally import Tally
     tally = Tally()
     work = Path(tempfile.mkdtemp(prefix="robust-", dir=cache_dir()))
     try:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from . import apt, cache, chroot, debian, source, vmlinux
 from .host import REPO, RunnerError, UsageError, cache_dir, locked, owner_tag, progress, run
+from .modsource import MODULE_INPUTS, gup_test_source
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
 
@@ -84,32 +85,6 @@ def build_module(kdir: Path, release: str, debian_kernel=None,
     out = cache_dir() / "modules" / f"{release}-{key}"
     with locked(cache_dir() / "locks" / f"module-{key}.lock"):
         return _build_module_locked(kdir, out, debian_kernel, kbuild)
-
-
-MODULE_INPUTS = ["oot/Kbuild", "oot/gup_test_compat.h", "oot/build-module.sh",
-                 "oot/gup_test-source.sh", "patchgen/upstream/steps",
-                 "patchgen/upstream/base",
-                 *[f"patchgen/upstream/edits/{p.name}" for p in
-                   sorted((REPO / "patchgen/upstream/edits").glob("*.diff"))]]
-
-
-def gup_test_source() -> Path:
-    """mm/gup_test.[ch] as the upstream series leaves them (cached by the
-    series' content): gup_test.c and gup_test.h, and include/mm/gup_test.h
-    for the selftest's <mm/gup_test.h>."""
-    h = hashlib.sha256()
-    for name in MODULE_INPUTS:
-        h.update((REPO / name).read_bytes())
-    out = cache_dir() / "gup_test-source" / h.hexdigest()[:20]
-    with locked(cache_dir() / "locks" / f"gup_test-source-{out.name}.lock"):
-        if not (out / "include/mm/gup_test.h").exists():
-            tmp = Path(tempfile.mkdtemp(prefix=".src-", dir=_mk(out.parent)))
-            run([REPO / "oot/gup_test-source.sh", tmp], what="gup_test source")
-            (tmp / "include/mm").mkdir(parents=True)
-            shutil.copy2(tmp / "gup_test.h", tmp / "include/mm/gup_test.h")
-            shutil.rmtree(out, ignore_errors=True)
-            os.replace(tmp, out)
-    return out
 
 
 def _mk(p: Path) -> Path:

@@ -124,7 +124,7 @@ def vm_checks(t) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .checks import Tally
+    from .tally import Tally
     ap = argparse.ArgumentParser(prog="gupnm.kselftest_checks", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--paths", action="store_true", help="only the kselftest paths")
