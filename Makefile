@@ -153,7 +153,7 @@ unit:
 
 # The ways pipelines run selftests (also part of make check).
 check-kselftest:
-	cd runner && $(PYTHON) -m gupnm.kselftest_checks --paths
+	cd runner && $(PYTHON) -m gupnm.check.kselftest_checks --paths
 
 check-lava:
-	cd runner && $(PYTHON) -m gupnm.kselftest_checks --lava
+	cd runner && $(PYTHON) -m gupnm.check.kselftest_checks --lava

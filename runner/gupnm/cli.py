@@ -31,11 +31,12 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import (arm64, cache, command, console, figures, kconfig, kernels,
-               kselftest_build, modload, qemu, results, source, stats, survey, tap, testargs,
-               vmlinux, vmrun)
-from . import probe  # issue 19: the module-free probe
+from . import command, probe, survey, testargs
+from .guest import qemu, vmrun
 from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
+from .parse import console, modload, tap
+from .prepare import arm64, cache, kconfig, kernels, kselftest_build, source, vmlinux
+from .report import figures, results, stats
 
 # Debian 12 (bookworm) hosts build its 6.12 module with their own gcc-12:
 # the main job needs no suite root. debian:6.12 is trixie's newest.
@@ -612,7 +613,7 @@ def _check_figures(out: vmrun.RunOutcome, spec: str, args) -> None:
                               f"figures are not comparable; see {out.outdir}")
         if not out.summary.get("figures"):
             raise RunnerError(f"'{args.command}' on {spec} printed no figure the "
-                              f"runner knows how to read (runner/gupnm/figures.py); "
+                              f"runner knows how to read (runner/gupnm/report/figures.py); "
                               f"see {out.outdir}/tap.txt")
     elif not out.summary["bench"]:
         raise RunnerError(f"kernel {spec} produced no benchmark table "
@@ -769,7 +770,7 @@ def parse_log(raw: str) -> tuple[tap.TapResult, list, int | None]:
     exit_status = None
     bench = None                # the benchmark program's output, if any
     if "GUPNM-TAP-BEGIN" in raw:               # a status.log
-        from .status import parse_status
+        from .parse.status import parse_status
         st = parse_status(raw)
         text, exit_status, bench = st.tap, st.exit_code, st.bench
         splat_text = st.dmesg

@@ -13,8 +13,9 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from . import debian, stats
 from .host import REPO, RunnerError, UsageError, progress
+from .prepare import debian
+from .report import stats
 
 
 def _flavours(text: str) -> list[str]:

@@ -1,15 +1,53 @@
-"""The shape of runner/gupnm, read with ast: no module imports itself back.
+"""The shape of runner/gupnm, read with ast and docs/architecture.md.
 
-An import cycle (a -> b -> a, directly or through others, at module level or
-inside a function) is reported with the modules on it.
+- no import cycle (a -> b -> a, directly or through others, at module level
+  or inside a function), and no import against the layers (LAYERS);
+- the packages and their modules are those of the Layout table of
+  docs/architecture.md, and runner/tests mirrors the packages;
+- no function grows past MAX_LINES lines: the ones longer today are listed
+  in LONG_FUNCTIONS, a list that may only shrink.
 """
 from __future__ import annotations
 
 import ast
+import re
 import unittest
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / 'gupnm'
+TESTS = Path(__file__).resolve().parent
+PACKAGE = TESTS.parent / 'gupnm'
+ARCHITECTURE = TESTS.parents[1] / 'docs' / 'architecture.md'
+
+# Who may import whom: a module imports only from its own layer or lower
+# ones (host.py is shared by all; the front door's modules sit above what
+# they drive; make check's modules drive everything).
+LAYERS = [
+    ['gupnm', 'gupnm.host'],
+    ['gupnm.prepare'],
+    ['gupnm.parse'],
+    ['gupnm.report'],
+    ['gupnm.guest'],
+    ['gupnm.ci'],
+    ['gupnm.cli', 'gupnm.command', 'gupnm.probe', 'gupnm.survey', 'gupnm.testargs'],
+    ['gupnm.check'],
+]
+
+MAX_LINES = 60
+# Functions longer than MAX_LINES today, with their length: split one into
+# named steps and take it off the list; never add one.
+LONG_FUNCTIONS = {
+    'gupnm/guest/vmrun.py:_run': 232,
+    'gupnm/check/matrix.py:assertions': 128,
+    'gupnm/check/checks.py:check_series': 110,
+    'gupnm/prepare/source.py:_prepare_locked': 94,
+    'gupnm/check/checks.py:main': 85,
+    'gupnm/cli.py:main': 78,
+    'gupnm/check/contract.py:check_fresh_machine': 73,
+    'gupnm/report/results.py:build_summary': 65,
+    'gupnm/parse/tap.py:parse_tap': 63,
+    'gupnm/cli.py:report': 63,
+    'gupnm/testargs.py:check': 61,
+}
 
 
 def modules(root: Path = PACKAGE) -> dict[str, Path]:
@@ -43,7 +81,10 @@ def imports(name: str, path: Path, known: set[str]) -> set[str]:
             if node.level:
                 pkg = _base(name, path, node.level)
                 base = f'{pkg}.{base}' if base else pkg
-            targets = [base] + [f'{base}.{a.name}' for a in node.names]
+            subs = [f'{base}.{a.name}' for a in node.names]
+            # `from pkg import mod` imports mod; pkg's __init__ only when a
+            # name is not a module of it
+            targets = subs if all(t in known for t in subs) else [base] + subs
         else:
             continue
         out |= {t for t in targets if t in known and t != name}
@@ -90,6 +131,59 @@ def find_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return cycles
 
 
+def layer_of(name: str) -> int:
+    """The index in LAYERS of the longest entry @name is or lies under."""
+    best, found = -1, None
+    for i, layer in enumerate(LAYERS):
+        for entry in layer:
+            if (name == entry or name.startswith(entry + '.')) and len(entry) > best:
+                best, found = len(entry), i
+    if found is None:
+        raise LookupError(f'{name} is in no layer: add it to LAYERS in {__file__}')
+    return found
+
+
+def documented_layout(path: Path = ARCHITECTURE) -> dict[str, set[str]]:
+    """Package -> module names, from the Layout table of @path."""
+    text = path.read_text()
+    section = text.split('\n## Layout\n', 1)[1].split('\n## ', 1)[0]
+    out = {}
+    for line in section.splitlines():
+        m = re.match(r'\|\s*`(gupnm/[\w/]*)`\s*\|[^|]*\|(.*)\|\s*$', line)
+        if m:
+            pkg = m.group(1).rstrip('/').replace('/', '.')
+            out[pkg] = set(re.findall(r'`(\w+)\.py`', m.group(2)))
+    return out
+
+
+def actual_layout(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Package -> module names (without __init__), from the files."""
+    out = {}
+    for init in sorted(root.rglob('__init__.py')):
+        pkg = '.'.join(init.parent.relative_to(root.parent).parts)
+        out[pkg] = {p.stem for p in init.parent.glob('*.py') if p.name != '__init__.py'}
+    return out
+
+
+def long_functions(root: Path = PACKAGE, limit: int = MAX_LINES) -> dict[str, int]:
+    """'gupnm/path.py:qualname' -> lines, for every function over @limit lines."""
+    out = {}
+    for path in sorted(root.rglob('*.py')):
+        where = path.relative_to(root.parent).as_posix()
+
+        def walk(node, prefix):
+            for n in ast.iter_child_nodes(node):
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    lines = n.end_lineno - n.lineno + 1
+                    if lines > limit:
+                        out[f'{where}:{prefix}{n.name}'] = lines
+                    walk(n, f'{prefix}{n.name}.')
+                elif isinstance(n, ast.ClassDef):
+                    walk(n, f'{prefix}{n.name}.')
+        walk(ast.parse(path.read_text(), str(path)), '')
+    return out
+
+
 class ImportCycleTest(unittest.TestCase):
     def test_no_import_cycles(self):
         cycles = find_cycles(graph())
@@ -106,6 +200,67 @@ class ImportCycleTest(unittest.TestCase):
         self.assertEqual(find_cycles({'a': {'b'}, 'b': {'c'}, 'c': {'a'}, 'd': {'a'}}),
                          [['a', 'b', 'c']])
         self.assertEqual(find_cycles({'a': {'b'}, 'b': set()}), [])
+
+
+class LayersTest(unittest.TestCase):
+    def test_no_import_against_the_layers(self):
+        wrong = [f'{a} -> {b}' for a, deps in sorted(graph().items()) for b in sorted(deps)
+                 if layer_of(b) > layer_of(a)]
+        self.assertEqual(wrong, [], 'imports against LAYERS (a lower layer importing a '
+                         'higher one; move the shared piece down): ' + ', '.join(wrong))
+
+    def test_layer_of(self):
+        self.assertEqual(layer_of('gupnm.host'), 0)
+        self.assertEqual(layer_of('gupnm.check.tally'), len(LAYERS) - 1)
+        self.assertLess(layer_of('gupnm.parse.tap'), layer_of('gupnm.guest.vmrun'))
+
+
+class LayoutTest(unittest.TestCase):
+    def test_packages_match_the_architecture_page(self):
+        doc, files = documented_layout(), actual_layout()
+        self.assertEqual(sorted(doc), sorted(files),
+                         f'packages of runner/gupnm vs the Layout table of {ARCHITECTURE}')
+        for pkg in files:
+            missing, extra = files[pkg] - doc[pkg], doc[pkg] - files[pkg]
+            self.assertFalse(missing or extra,
+                             f'{pkg}: modules not in the Layout table of {ARCHITECTURE}: '
+                             f'{sorted(missing)}; listed there but not on disk: '
+                             f'{sorted(extra)}; the page says where a module belongs, '
+                             'so update one or the other')
+
+    def test_tests_mirror_the_packages(self):
+        packages = {p.split('.', 1)[1] for p in actual_layout() if '.' in p}
+        where = {m: pkg for pkg, mods in actual_layout().items() for m in mods}
+        for d in sorted(TESTS.iterdir()):
+            if not d.is_dir() or d.name in ('data', '__pycache__'):
+                continue
+            self.assertIn(d.name, packages, f'{d}: runner/tests/ holds one folder per '
+                          'package of runner/gupnm (and data/)')
+            self.assertTrue((d / '__init__.py').exists(), f'{d} has no __init__.py')
+        for test in sorted(TESTS.rglob('test_*.py')):
+            module = test.stem[len('test_'):]
+            if module in where:
+                pkg = where[module].partition('.')[2]
+                self.assertEqual(test.parent, TESTS / pkg if pkg else TESTS,
+                                 f'{test} tests gupnm.{where[module]}.{module}: it '
+                                 f'belongs in runner/tests/{pkg}')
+
+
+class FunctionLengthTest(unittest.TestCase):
+    def test_no_new_long_function(self):
+        found = long_functions()
+        new = {k: v for k, v in found.items() if k not in LONG_FUNCTIONS}
+        self.assertEqual(new, {}, f'functions over {MAX_LINES} lines: split each into '
+                         'named steps (LONG_FUNCTIONS only shrinks)')
+        for name, lines in found.items():
+            self.assertLessEqual(lines, LONG_FUNCTIONS[name],
+                                 f'{name} grew to {lines} lines: split it, not grow it')
+
+    def test_the_list_only_holds_long_functions(self):
+        found = long_functions()
+        gone = sorted(set(LONG_FUNCTIONS) - set(found))
+        self.assertEqual(gone, [], f'no longer over {MAX_LINES} lines (or gone): take '
+                         f'them off LONG_FUNCTIONS in {__file__}')
 
 
 if __name__ == '__main__':

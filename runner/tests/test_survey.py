@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import unittest
 
-from gupnm import debian, survey
+from gupnm import survey
+from gupnm.prepare import debian
 from gupnm.host import UsageError
 
 
