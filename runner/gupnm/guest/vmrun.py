@@ -20,7 +20,7 @@ from typing import Callable
 
 from ..host import RunnerError, private_tmp, progress
 from ..parse import console, modload, tap
-from ..parse.status import parse_status
+from ..parse.status import GuestStatus, parse_status
 from ..prepare import cache, kernels
 from ..prepare.kernels import Prepared
 from ..report import figures, junit, ktap, results
@@ -183,8 +183,70 @@ def _work_dir(outdir: Path) -> Path:
 def _run(prep: Prepared, opts: VmOptions, outdir: Path, work: Path,
          durations: dict[str, float] | None, *, meta: dict | None,
          live: Callable[[str], None] | None) -> RunOutcome:
+    """The run in its steps: the guest's payload, boot, what the guest said,
+    what went wrong, the exit code, the reports."""
     durations = dict(durations or {})
     t0 = time.monotonic()
+    guest = _payload(prep, opts)
+    # Per run, not per kernel: two runs of one kernel must not share it.
+    cpio = initramfs.build(guest.payload, work)
+    durations["initramfs"] = time.monotonic() - t0
+
+    accel, accel_reason = choose_accel(opts, prep, work)
+    append = " ".join(x for x in (qemu.base_append(prep.arch), opts.append) if x)
+    unwritten: list[str] = []           # files the results folder did not take
+    boot = _boot(prep, opts, outdir, cpio, accel, append, live, unwritten)
+    durations["boot_and_test"] = boot.attempts[-1]
+
+    seen = _read_guest(outdir, guest, unwritten)
+    judged = _judge(prep, opts, outdir, boot, seen)
+    notes = cache.take_repairs()
+    _module_problem(modload.load_failure(seen.console, seen.status_log), opts,
+                    judged.problems, notes)
+    if len(boot.attempts) > 1:
+        notes.append(f"{len(boot.attempts) - 1} retried boot(s) (early-boot death)")
+
+    durations["total"] = sum(v for k, v in durations.items() if k != "total")
+    summary = results.build_summary(
+        kernel_release=prep.release, kernel_source=prep.source, accel=accel,
+        vcpus=opts.vcpus, memory_mb=opts.memory_mb, cmdline=append, tap=seen.parsed,
+        splats=seen.splats, exit_status=seen.status.exit_code,
+        durations=durations)
+    code = _exit_code(prep, opts, boot, seen, judged, summary)
+    summary["outcome"] = outcome_of(code)
+    summary["exit_code"] = code
+    summary["kernel"]["booted_release"] = judged.booted_release
+    summary["guest_uptime"] = dict(seen.status.times)
+    summary["accel_reason"] = accel_reason
+    summary["spec"] = prep.spec
+    summary["command"] = guest.command
+    summary["boot_attempts"] = len(boot.attempts)
+    summary["problems"] = judged.problems
+    _add_guest_facts(summary, opts, outdir, guest, seen, notes, unwritten)
+    if notes:
+        summary["notes"] = summary.get("notes", []) + notes
+    summary.update(meta or {})
+    failed = save_reports(outdir, summary)
+    if unwritten or failed:
+        # The verdict stands (it is the guest's); the files are what is lost.
+        summary["problems"].append(failed or _unwritten(outdir, unwritten))
+    return RunOutcome(summary, code, outdir, seen.tap_text, seen.status.bench or "")
+
+
+@dataclass
+class _Guest:
+    """What the guest is given: its payload and the commands it runs."""
+    payload: initramfs.Payload
+    command: str                        # the test, or the --command program
+    vmtests: Path | None                # run_vmtests.sh, when the test runs under it
+    bench_command: str | None           # the benchmark after the test
+    extra_env: dict[str, str]
+
+
+def _payload(prep: Prepared, opts: VmOptions) -> _Guest:
+    """The files and commands of the guest: the test (alone or under
+    run_vmtests.sh) or a --command program, the benchmark, the stress
+    program and the cross-check."""
     vmtests = prep.run_vmtests
     dynamic: tuple[str, ...] = ()
     if opts.program:
@@ -203,19 +265,11 @@ def _run(prep: Prepared, opts: VmOptions, outdir: Path, work: Path,
     if not opts.program:
         # The selftest gives verdicts only; the benchmark, which takes the
         # --test-args, is bench/gup_fast_bench, run after it.
-        cross = {}
-        if prep.arch == "arm64":
-            from ..prepare import arm64
-            cross["cc"] = arm64.selftest_cc()
-        files[BENCH] = kernels.build_bench(**cross)
+        files[BENCH] = kernels.build_bench(**_cross(prep))
         bench_command = f"./{BENCH} {opts.test_args}".strip()
         extra_env["GUPNM_BENCH_CMD"] = bench_command
     if opts.stress is not None:
-        cross = {}
-        if prep.arch == "arm64":
-            from ..prepare import arm64
-            cross["cc"] = arm64.selftest_cc()
-        files["gupnm_stress"] = kernels.build_stress(**cross)
+        files["gupnm_stress"] = kernels.build_stress(**_cross(prep))
         extra_env["GUPNM_STRESS_CMD"] = f"./gupnm_stress {opts.stress}".strip()
     if opts.xcheck:
         files[opts.xcheck.binary.name] = opts.xcheck.binary
@@ -230,14 +284,32 @@ def _run(prep: Prepared, opts: VmOptions, outdir: Path, work: Path,
     if prep.arch == "arm64":
         from ..prepare import arm64
         payload.busybox = arm64.busybox()
-    # Per run, not per kernel: two runs of one kernel must not share it.
-    cpio = initramfs.build(payload, work)
-    durations["initramfs"] = time.monotonic() - t0
+    return _Guest(payload, command, vmtests, bench_command, extra_env)
 
-    accel, accel_reason = choose_accel(opts, prep, work)
-    append = " ".join(x for x in (qemu.base_append(prep.arch), opts.append) if x)
+
+def _cross(prep: Prepared) -> dict[str, str]:
+    """The compiler of a static guest program for @prep's architecture."""
+    if prep.arch == "arm64":
+        from ..prepare import arm64
+        return {"cc": arm64.selftest_cc()}
+    return {}
+
+
+@dataclass
+class _Boot:
+    """The boots of one run: the last one's result (None when interrupted
+    before it ended), how long each took, and the interruption if any."""
+    res: qemu.BootResult | None
+    attempts: list[float]
+    interrupted: KeyboardInterrupt | None
+
+
+def _boot(prep: Prepared, opts: VmOptions, outdir: Path, cpio: Path, accel: str,
+          append: str, live: Callable[[str], None] | None,
+          unwritten: list[str]) -> _Boot:
+    """Boot until the guest reaches the test: a guest that died early in
+    boot (a known TCG artefact) is booted again, up to opts.retries times."""
     attempts: list[float] = []
-    unwritten: list[str] = []           # files the results folder did not take
     interrupted: KeyboardInterrupt | None = None
     res = None
     t_boot = time.monotonic()
@@ -267,16 +339,33 @@ def _run(prep: Prepared, opts: VmOptions, outdir: Path, work: Path,
             t_boot = time.monotonic()
             continue
         break
-    durations["boot_and_test"] = attempts[-1]
+    return _Boot(res, attempts, interrupted)
 
+
+@dataclass
+class _Seen:
+    """What the guest said: its console, its status port, the test's TAP
+    (and run_vmtests.sh's around it), parsed, and the splats."""
+    console: str
+    status_log: str
+    status: GuestStatus
+    tap_text: str
+    outer_text: str
+    parsed: tap.TapResult
+    splats: list
+
+
+def _read_guest(outdir: Path, guest: _Guest, unwritten: list[str]) -> _Seen:
+    """Read console.log and status.log; save tap.txt (run_vmtests.txt,
+    bench.txt, dmesg.txt) beside them."""
     def read(name: str) -> str:
         try:
             return (outdir / name).read_text(errors="replace")
         except OSError:
             return ""
     con = read("console.log")
-    st = parse_status(read("status.log"))
-    guest_uptime = dict(st.times)
+    status_log = read("status.log")
+    st = parse_status(status_log)
 
     tap_text = st.tap
     if not st.complete_tap:         # guest died: take what the console has
@@ -285,32 +374,49 @@ def _run(prep: Prepared, opts: VmOptions, outdir: Path, work: Path,
         end = tap_text.find(END_MARKER)
         tap_text = tap_text[:end] if end >= 0 else tap_text
     outer_text = tap_text
-    if vmtests:
+    if guest.vmtests:
         _save(outdir, "run_vmtests.txt", tap_text, unwritten)
         tap_text = unnest_run_vmtests(tap_text)
     _save(outdir, "tap.txt", tap_text, unwritten)
     parsed = tap.parse_tap(tap_text.splitlines())
-    if bench_command is not None and st.bench is not None:
+    if guest.bench_command is not None and st.bench is not None:
         _save(outdir, "bench.txt", st.bench, unwritten)
         merge_bench(parsed, tap.parse_tap(st.bench.splitlines()))
     splats = console.find_splats(con) or console.find_splats(st.dmesg)
     if st.dmesg:
         _save(outdir, "dmesg.txt", st.dmesg, unwritten)
+    return _Seen(con, status_log, st, tap_text, outer_text, parsed, splats)
 
+
+@dataclass
+class _Judged:
+    """What went wrong in the run, before the test's own verdict."""
+    problems: list[str]
+    qemu_msg: str | None                # QEMU refused to start the guest
+    mismatch: bool                      # not the kernel it was named as
+    booted_release: str | None
+    reached_test: bool
+
+
+def _judge(prep: Prepared, opts: VmOptions, outdir: Path, boot: _Boot,
+           seen: _Seen) -> _Judged:
+    """The run's problems: interrupted, timed out, QEMU refused, never
+    booted, died, another kernel than named, rmmod failed."""
+    st, con = seen.status, seen.console
     problems = []
     qemu_msg = None
     booted_release = _booted_release(con, st.dmesg)
     reached_test = console.guest_reached_test(con, START_MARKER)
-    if interrupted is not None:
-        sig = getattr(interrupted, "signum", signal.SIGINT)
+    if boot.interrupted is not None:
+        sig = getattr(boot.interrupted, "signum", signal.SIGINT)
         problems.append(f"interrupted by {signal.Signals(sig).name}; qemu stopped")
-    elif res.timed_out:
+    elif boot.res.timed_out:
         problems.append(f"timed out after {opts.timeout:.0f} s")
-    elif res.returncode and not st.booted:
+    elif boot.res.returncode and not st.booted:
         qemu_msg = qemu.qemu_error(outdir / "qemu.log")
     if qemu_msg:
         problems.append(f"qemu refused to start the guest: {qemu_msg}")
-    elif interrupted is not None and st.exit_code is None:
+    elif boot.interrupted is not None and st.exit_code is None:
         pass
     elif not st.booted:
         problems.append(_never_booted(outdir))
@@ -328,60 +434,55 @@ def _run(prep: Prepared, opts: VmOptions, outdir: Path, work: Path,
         problems.append("the guest never said which kernel it runs (no "
                         "'Linux version' banner): cannot confirm it is "
                         f"{prep.release}")
-    if st.rmmod == "failed" and not parsed.skipped:
+    if st.rmmod == "failed" and not seen.parsed.skipped:
         problems.append("rmmod gup_test failed after the test")
-    notes = cache.take_repairs()
-    _module_problem(modload.load_failure(con, read("status.log")), opts, problems, notes)
-    if len(attempts) > 1:
-        notes.append(f"{len(attempts) - 1} retried boot(s) (early-boot death)")
+    return _Judged(problems, qemu_msg, mismatch, booted_release, reached_test)
 
-    durations["total"] = sum(v for k, v in durations.items() if k != "total")
-    summary = results.build_summary(
-        kernel_release=prep.release, kernel_source=prep.source, accel=accel,
-        vcpus=opts.vcpus, memory_mb=opts.memory_mb, cmdline=append, tap=parsed,
-        splats=splats, exit_status=st.exit_code,
-        durations=durations)
-    if qemu_msg and _cached_image_refused(prep, qemu_msg):
+
+def _exit_code(prep: Prepared, opts: VmOptions, boot: _Boot, seen: _Seen,
+               judged: _Judged, summary: dict) -> int:
+    """The runner's exit code (README: Exit status); a --command program's
+    own exit status sets @summary's outcome first."""
+    st, problems = seen.status, judged.problems
+    if judged.qemu_msg and _cached_image_refused(prep, judged.qemu_msg):
         problems[0] += (": the kernel image is the runner's own cache entry, "
                         f"{prep.image}; runner/gupnm-run cache --clean kernels, "
                         "then run again")
-        code = results.EXIT_INFRA
-    elif qemu_msg:
-        code = results.EXIT_USAGE
-    elif interrupted is not None:
-        code = getattr(interrupted, "exit_code", results.EXIT_SIGINT)
-    elif mismatch:
-        code = results.EXIT_INFRA
-    else:
-        if opts.program:
-            # A selftests/mm program: its exit status is the verdict (many
-            # print no TAP), a splat still fails it.
-            summary["outcome"] = ("fail" if splats else
-                                  {0: "pass", 4: "skip", None: "error"}.get(
-                                      st.exit_code, "fail"))
-        missing = results.missing_for_pass(parsed, st.exit_code,
-                                           own_test=not opts.program)
-        if summary["outcome"] == "pass" and missing and not problems:
-            problems.append(results.not_a_pass(missing))
-        code = results.exit_code(
-            summary["outcome"], problems=problems, splat=bool(splats),
-            reached_test=reached_test, exit_status=st.exit_code,
-            has_results=bool(parsed.results))
-    summary["outcome"] = outcome_of(code)
-    summary["exit_code"] = code
-    summary["kernel"]["booted_release"] = booted_release
-    summary["guest_uptime"] = guest_uptime
-    summary["accel_reason"] = accel_reason
-    summary["spec"] = prep.spec
-    summary["command"] = command
-    summary["boot_attempts"] = len(attempts)
-    summary["problems"] = problems
+        return results.EXIT_INFRA
+    if judged.qemu_msg:
+        return results.EXIT_USAGE
+    if boot.interrupted is not None:
+        return getattr(boot.interrupted, "exit_code", results.EXIT_SIGINT)
+    if judged.mismatch:
+        return results.EXIT_INFRA
+    if opts.program:
+        # A selftests/mm program: its exit status is the verdict (many
+        # print no TAP), a splat still fails it.
+        summary["outcome"] = ("fail" if seen.splats else
+                              {0: "pass", 4: "skip", None: "error"}.get(
+                                  st.exit_code, "fail"))
+    missing = results.missing_for_pass(seen.parsed, st.exit_code,
+                                       own_test=not opts.program)
+    if summary["outcome"] == "pass" and missing and not problems:
+        problems.append(results.not_a_pass(missing))
+    return results.exit_code(
+        summary["outcome"], problems=problems, splat=bool(seen.splats),
+        reached_test=judged.reached_test, exit_status=st.exit_code,
+        has_results=bool(seen.parsed.results))
+
+
+def _add_guest_facts(summary: dict, opts: VmOptions, outdir: Path, guest: _Guest,
+                     seen: _Seen, notes: list[str], unwritten: list[str]) -> None:
+    """What else the guest reported into @summary: rmmod, free memory, the
+    stress program (stress.txt), page_owner, the benchmark, a --command
+    program's figures, the cross-check (crosscheck.txt), run_vmtests.sh."""
+    st = seen.status
     summary["rmmod"] = st.rmmod
     summary["memfree_kb"] = st.memfree_kb
     if opts.stress is not None:
         parsed_stress = tap.parse_tap((st.stress or "").splitlines())
         summary["stress"] = {
-            "command": extra_env["GUPNM_STRESS_CMD"], "exit": st.stress_exit,
+            "command": guest.extra_env["GUPNM_STRESS_CMD"], "exit": st.stress_exit,
             "cases": [{"name": r.name, "status": r.status}
                       for r in parsed_stress.results],
             "counts": tap.counts(parsed_stress), "errors": parsed_stress.errors}
@@ -391,27 +492,19 @@ def _run(prep: Prepared, opts: VmOptions, outdir: Path, work: Path,
                                  "other_pages": st.page_owner_other}
     if {"before", "after"} <= st.memfree_kb.keys():
         summary["memfree_delta_kb"] = st.memfree_kb["before"] - st.memfree_kb["after"]
-    if bench_command is not None and st.bench is not None:
-        summary["bench_run"] = {"command": bench_command, "exit": st.bench_exit,
+    if guest.bench_command is not None and st.bench is not None:
+        summary["bench_run"] = {"command": guest.bench_command, "exit": st.bench_exit,
                                 "output": "bench.txt"}
-    elif bench_command is not None and st.exit_code is not None:
-        notes.append(f"the guest printed no output of {bench_command}")
+    elif guest.bench_command is not None and st.exit_code is not None:
+        notes.append(f"the guest printed no output of {guest.bench_command}")
     if opts.program:
-        summary["figures"] = command_figures(command, tap_text)
+        summary["figures"] = command_figures(guest.command, seen.tap_text)
     if opts.xcheck:
         summary["crosscheck"] = crosscheck(opts.xcheck, st.xcheck, st.xcheck_exit)
         _save(outdir, "crosscheck.txt", st.xcheck or "", unwritten)
-    if vmtests:
+    if guest.vmtests:
         summary["run_vmtests"] = {"outer": tap.summarize(tap.parse_tap(
-            outer_text.splitlines())) if outer_text else None}
-    if notes:
-        summary["notes"] = summary.get("notes", []) + notes
-    summary.update(meta or {})
-    failed = save_reports(outdir, summary)
-    if unwritten or failed:
-        # The verdict stands (it is the guest's); the files are what is lost.
-        summary["problems"].append(failed or _unwritten(outdir, unwritten))
-    return RunOutcome(summary, code, outdir, tap_text, st.bench or "")
+            seen.outer_text.splitlines())) if seen.outer_text else None}
 
 
 def merge_bench(test: tap.TapResult, bench: tap.TapResult) -> None:
