@@ -87,6 +87,13 @@ def _fast_is(summary: dict, backing: str, want: str,
     return ok, ", ".join(got)
 
 
+class _Checks(list):
+    """(name, ok, detail) of expectations about one run, in order."""
+
+    def check(self, name: str, ok, detail: str = "") -> None:
+        self.append((name, bool(ok), detail))
+
+
 def assertions(summary: dict, tap_text: str, expect: str = "", *,
                debug: bool = False, bug: bool | None = None
                ) -> list[tuple[str, bool, str]]:
@@ -98,123 +105,146 @@ def assertions(summary: dict, tap_text: str, expect: str = "", *,
         expect = "bug" if bug else "pass"
     if expect not in ("pass", "bug", "wrongfix", "pre65"):
         raise ValueError(f"expect must be pass, bug, wrongfix or pre65, not {expect!r}")
-    bug = expect == "bug"
-    pre65 = expect == "pre65"
-    out: list[tuple[str, bool, str]] = []
-
-    def check(name: str, ok: bool, detail: str = "") -> None:
-        out.append((name, bool(ok), detail))
-
-    problems = summary.get("problems", [])
-    check("the guest ran the test to the end", not problems and
-          summary.get("exit_status") is not None, "; ".join(problems))
-    splats = summary.get("splats", [])
-    check("no kernel splat (panic, Oops, BUG, WARNING, KASAN, lockdep, "
-          "kmemleak, leak)", not splats,
-          "\n".join(f"{s['kind']}: {s['excerpt']}" for s in splats))
+    out = _Checks()
+    _check_ran(out, summary)
     if not summary.get("cases"):
         # No result at all: the checks above say why; the per-case ones
         # would only repeat it.
-        check("the test printed results", False,
-              summary.get("verdict") or "no TAP output")
-        return out
+        out.check("the test printed results", False,
+                  summary.get("verdict") or "no TAP output")
+        return list(out)
+    _check_shadow(out, summary, tap_text, expect)
+    _check_controls(out, summary)
+    _check_every_case(out, summary, expect)
+    _check_after_the_test(out, summary, expect, debug)
+    return list(out)
+
+
+def _check_ran(out: _Checks, summary: dict) -> None:
+    """The guest ran the test to its end, and the kernel did not complain."""
+    problems = summary.get("problems", [])
+    out.check("the guest ran the test to the end", not problems and
+              summary.get("exit_status") is not None, "; ".join(problems))
+    splats = summary.get("splats", [])
+    out.check("no kernel splat (panic, Oops, BUG, WARNING, KASAN, lockdep, "
+              "kmemleak, leak)", not splats,
+              "\n".join(f"{s['kind']}: {s['excerpt']}" for s in splats))
+
+
+def _check_shadow(out: _Checks, summary: dict, tap_text: str, expect: str) -> None:
+    """The shadow pages: read/write, a plain pin, and the long-term pin as
+    @expect calls for."""
+    bug = expect == "bug"
     ok, got = _fast_is(summary, "shadow", "none" if bug else "all")
-    check(f"shadow read/write via GUP-fast: {'0/N (bug present)' if bug else 'N/N'}",
-          ok, got)
+    out.check(f"shadow read/write via GUP-fast: {'0/N (bug present)' if bug else 'N/N'}",
+              ok, got)
     if bug:
-        check(f"the failure names the bug ('{BUG_MESSAGE}')",
-              BUG_MESSAGE in tap_text and
-              _case(summary, "verdict_shadow_read") == "fail", "")
+        out.check(f"the failure names the bug ('{BUG_MESSAGE}')",
+                  BUG_MESSAGE in tap_text and
+                  _case(summary, "verdict_shadow_read") == "fail", "")
     else:
         ok, got = _fast_is(summary, "shadow", "all", ("pin_write",))
-        check("a plain FOLL_PIN|FOLL_WRITE pin of clean shadow pages went "
-              "through GUP-fast (left them clean)", ok, got)
+        out.check("a plain FOLL_PIN|FOLL_WRITE pin of clean shadow pages went "
+                  "through GUP-fast (left them clean)", ok, got)
     if expect == "wrongfix":
         v = _verdict(summary, "shadow", "longterm_write") or {}
-        check("the long-term writable pin of shadow pages went through "
-              "GUP-fast (the wrong fix)", v and v["expected"] == 0 and
-              v["fast"] == v["total"] > 0, str(v))
-        check(f"the failure names the wrong fix ('{WRONGFIX_MESSAGE}')",
-              WRONGFIX_MESSAGE in tap_text and
-              _case(summary, "verdict_shadow_longterm_write") == "fail" and
-              summary.get("diagnosis", "wrongfix") == "wrongfix",
-              f"diagnosis: {summary.get('diagnosis')}")
-    elif pre65:
+        out.check("the long-term writable pin of shadow pages went through "
+                  "GUP-fast (the wrong fix)", v and v["expected"] == 0 and
+                  v["fast"] == v["total"] > 0, str(v))
+        out.check(f"the failure names the wrong fix ('{WRONGFIX_MESSAGE}')",
+                  WRONGFIX_MESSAGE in tap_text and
+                  _case(summary, "verdict_shadow_longterm_write") == "fail" and
+                  summary.get("diagnosis", "wrongfix") == "wrongfix",
+                  f"diagnosis: {summary.get('diagnosis')}")
+    elif expect == "pre65":
         ok, got = _fast_is(summary, "shadow", "all", ("longterm_write",))
-        check("before 6.5: the long-term writable pin of shadow pages went "
-              "through GUP-fast, and the runner marked that XFAIL",
-              ok and _case(summary, "verdict_shadow_longterm_write") == "xfail",
-              got)
+        out.check("before 6.5: the long-term writable pin of shadow pages went "
+                  "through GUP-fast, and the runner marked that XFAIL",
+                  ok and _case(summary, "verdict_shadow_longterm_write") == "xfail",
+                  got)
     else:
         ok, got = _fast_is(summary, "shadow", "expected", ("longterm_write",))
-        check("the long-term writable pin of shadow pages took the path the "
-              "kernel version calls for (slow since 6.5: pages dirtied)",
-              ok and _case(summary, "verdict_shadow_longterm_write") == "pass",
-              got)
+        out.check("the long-term writable pin of shadow pages took the path the "
+                  "kernel version calls for (slow since 6.5: pages dirtied)",
+                  ok and _case(summary, "verdict_shadow_longterm_write") == "pass",
+                  got)
+
+
+def _check_controls(out: _Checks, summary: dict) -> None:
+    """anon and memfd through GUP-fast, secretmem refused; their long-term pins."""
     for backing, want in CONTROLS:
         ok, got = _fast_is(summary, backing, want)
         label = "N/N" if want == "all" else "0/N (refused)"
-        check(f"control {backing}: {label}", ok, got)
+        out.check(f"control {backing}: {label}", ok, got)
     lt = {b: _case(summary, f"verdict_{b}_longterm_write")
           for b in ("anon", "memfd", "secretmem")}
-    check("long-term writable pins: anon and memfd pinned, secretmem refused",
-          set(lt.values()) == {"pass"}, str(lt))
+    out.check("long-term writable pins: anon and memfd pinned, secretmem refused",
+              set(lt.values()) == {"pass"}, str(lt))
+
+
+def _check_every_case(out: _Checks, summary: dict, expect: str) -> None:
+    """Every case of the table reported, none failed but the ones @expect
+    names, and the test's exit status."""
     names = {c["name"] for c in summary.get("cases", [])}
     want_names = {f"verdict_{b}_{c}" for b in BACKINGS for c in CASES}
-    check(f"every case of the table reported ({len(want_names)} verdicts)",
-          want_names <= names, "missing: " + ", ".join(sorted(want_names - names)))
+    out.check(f"every case of the table reported ({len(want_names)} verdicts)",
+              want_names <= names, "missing: " + ", ".join(sorted(want_names - names)))
     failed = sorted(c["name"] for c in summary.get("cases", [])
                     if c["status"] == "fail")
     allowed = {"bug": {"verdict_shadow_read", "verdict_shadow_write"},
                "wrongfix": {"verdict_shadow_longterm_write"},
                "pass": set(), "pre65": set()}[expect]
-    check("no other case fails" + (f" than {', '.join(sorted(allowed))}"
-                                   if allowed else ""),
-          set(failed) <= allowed and summary.get("counts", {}).get("total", 0) > 0,
-          "failed: " + ", ".join(failed))
+    out.check("no other case fails" + (f" than {', '.join(sorted(allowed))}"
+                                       if allowed else ""),
+              set(failed) <= allowed and summary.get("counts", {}).get("total", 0) > 0,
+              "failed: " + ", ".join(failed))
     want_exit = 0 if expect == "pass" else 1     # pre65: the test's own 1
-    check(f"test exit status {want_exit}", summary.get("exit_status") == want_exit,
-          f"got {summary.get('exit_status')}")
-    if pre65:
-        check("the runner's verdict: PASS (the regression is absent)",
-              summary.get("outcome") == "pass", f"outcome {summary.get('outcome')}")
-    check("the driver unloads after the test", summary.get("rmmod") == "ok",
-          f"rmmod: {summary.get('rmmod')}")
+    out.check(f"test exit status {want_exit}", summary.get("exit_status") == want_exit,
+              f"got {summary.get('exit_status')}")
+    if expect == "pre65":
+        out.check("the runner's verdict: PASS (the regression is absent)",
+                  summary.get("outcome") == "pass", f"outcome {summary.get('outcome')}")
+
+
+def _check_after_the_test(out: _Checks, summary: dict, expect: str, debug: bool) -> None:
+    """The driver unloads and gives its memory back; run_vmtests.sh, the
+    stress program, page_owner (debug) or the benchmark (default)."""
+    out.check("the driver unloads after the test", summary.get("rmmod") == "ok",
+              f"rmmod: {summary.get('rmmod')}")
     delta = summary.get("memfree_delta_kb")
     limit = MEMFREE_TOLERANCE_KB["debug" if debug else "default"]
-    check(f"free memory back within {limit // 1024} MiB after rmmod",
-          delta is not None and delta <= limit,
-          f"MemFree before/after: {summary.get('memfree_kb')}")
+    out.check(f"free memory back within {limit // 1024} MiB after rmmod",
+              delta is not None and delta <= limit,
+              f"MemFree before/after: {summary.get('memfree_kb')}")
     if summary.get("run_vmtests"):
         outer = summary["run_vmtests"].get("outer") or ""
-        check("run_vmtests.sh -t gup_test ran it and reported "
-              + ("ok" if expect == "pass" else "not ok"),
-              ("PASS" in outer) if expect == "pass" else ("FAIL" in outer), outer)
+        out.check("run_vmtests.sh -t gup_test ran it and reported "
+                  + ("ok" if expect == "pass" else "not ok"),
+                  ("PASS" in outer) if expect == "pass" else ("FAIL" in outer), outer)
     if "stress" in summary:
         st = summary["stress"]
         bad = sorted(c["name"] for c in st.get("cases", [])
                      if c["status"] != "pass")
         n = len(st.get("cases", []))
-        check(f"stress program: malformed-input and race cases all pass "
-              f"({n} cases)", n > 0 and not bad and st.get("exit") == 0
-              and not st.get("errors"),
-              f"exit {st.get('exit')}; not passing: {', '.join(bad)}; "
-              f"{'; '.join(st.get('errors', []))}")
+        out.check(f"stress program: malformed-input and race cases all pass "
+                  f"({n} cases)", n > 0 and not bad and st.get("exit") == 0
+                  and not st.get("errors"),
+                  f"exit {st.get('exit')}; not passing: {', '.join(bad)}; "
+                  f"{'; '.join(st.get('errors', []))}")
     if debug:
         po = summary.get("page_owner") or {}
-        check("no user page (anon, shmem) left allocated by the test or the "
-              "stress program after they exited (page_owner)",
-              po.get("user_pages") == 0,
-              f"page_owner: {po or 'not reported (page_owner=on missing?)'}")
+        out.check("no user page (anon, shmem) left allocated by the test or the "
+                  "stress program after they exited (page_owner)",
+                  po.get("user_pages") == 0,
+                  f"page_owner: {po or 'not reported (page_owner=on missing?)'}")
     else:
         bench = summary.get("bench", [])
-        check("benchmark measured shadow and anon (non-zero medians: a real "
-              "clocksource)",
-              {b["backing"] for b in bench} >= {"shadow", "anon"} and
-              all(b["median"] > 0 for b in bench),
-              "; ".join(f"{b['threads']} {b['backing']} median {b['median']}"
-                        for b in bench))
-    return out
+        out.check("benchmark measured shadow and anon (non-zero medians: a real "
+                  "clocksource)",
+                  {b["backing"] for b in bench} >= {"shadow", "anon"} and
+                  all(b["median"] > 0 for b in bench),
+                  "; ".join(f"{b['threads']} {b['backing']} median {b['median']}"
+                            for b in bench))
 
 
 def _args(config: str, test_args: str) -> argparse.Namespace:
