@@ -267,12 +267,42 @@ def prepare(spec: str, selection: str, variant: str = "default",
 
 def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
                     variant: str, kroot: Path, arch: str = "amd64") -> SourceKernel:
+    """The steps of a source kernel: the patched tree checked out, the
+    configuration, the build, the module snapshot."""
     tree, build = kroot / "src", kroot / "build"
     log = kroot / "build.log"
     log.write_text("")
 
     progress(f"source {base} ({head[:12]}) + patches: {selection} "
              f"({len(patches)}), config: {variant}")
+    _checkout(base, head, patches, kroot, selection, tree)
+
+    # gup_test in tree as a module once the series made it tristate (any
+    # prefix from the first patch on); otherwise kernels.prepare builds the
+    # series' gup_test out of tree against this build.
+    with_module = selection != "none" and kconfig.gup_test_tristate(tree)
+    frags = _fragments(variant, tree, with_module, arch)
+    env = make_env(kroot)
+    make = _make_command(tree, build, arch)
+    _configure(make, frags, kroot, build, tree, log, env)
+    _build(make, build, variant, arch, log, env)
+    release = run([*make, "-s", "kernelrelease"], env=env).strip().splitlines()[-1]
+    module = build / "mm" / "gup_test.ko" if with_module else None
+    if module and not module.exists():
+        raise RunnerError(f"{module} was not built: is CONFIG_GUP_TEST=m "
+                          f"in {build}/.config?")
+    if module:
+        module = _snapshot(module)
+    image = build / ("arch/x86/boot/bzImage" if variant == "debug" else "vmlinux")
+    if arch == "arm64":
+        image = build / "arch/arm64/boot/Image"
+    return SourceKernel(release, image, module, build, tree, base,
+                        head, [p.name for p in patches], variant)
+
+
+def _checkout(base: Path, head: str, patches: list[Path], kroot: Path,
+              selection: str, tree: Path) -> None:
+    """The patched commit checked out (clean) in @tree, a worktree of @base."""
     commit = _patched_commit(base, head, patches, kroot, selection)
     if not (tree / ".git").exists():
         _git(base, "worktree", "prune")
@@ -282,44 +312,58 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
                                                              "--porcelain", "-uno"):
         _git(tree, "checkout", "-q", "-f", "--detach", commit)
 
-    # gup_test in tree as a module once the series made it tristate (any
-    # prefix from the first patch on); otherwise kernels.prepare builds the
-    # series' gup_test out of tree against this build.
-    with_module = selection != "none" and kconfig.gup_test_tristate(tree)
+
+def _fragments(variant: str, tree: Path, with_module: bool,
+               arch: str) -> list[tuple[str, str]]:
+    """The config fragments of @variant; an arm64 guest has 64K pages."""
     frags = kconfig.fragments(variant, tree, with_module)
-    if arch == "arm64":     # issue 13: arm64 guest with 64K pages
+    if arch == "arm64":
         frags = [("arm64-64k.config", (kconfig.CONFIGS / "arm64-64k.config")
                   .read_text()) if n == "base.config" else (n, text)
                  for n, text in frags]
-    digest = kconfig.digest(frags)
-    stamp = build / ".gupnm-config"
-    env = make_env(kroot)
+    return frags
+
+
+def _make_command(tree: Path, build: Path, arch: str) -> list[str]:
     target_args = (["ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-",
                     "CC=ccache aarch64-linux-gnu-gcc"] if arch == "arm64" else
                    ["ARCH=x86_64", "CC=ccache gcc"])
-    make = ["make", "-C", str(tree), f"O={build}", *target_args, "HOSTCC=ccache gcc"]
-    if not (build / ".config").exists() or not stamp.exists() or \
-            stamp.read_text().strip() != digest:
-        progress(f"configuring: tinyconfig + {', '.join(n for n, _ in frags)}")
-        build.mkdir(parents=True, exist_ok=True)
-        run([*make, "tinyconfig"], log=log, env=env, what="make tinyconfig")
-        frag_dir = kroot / "fragments"
-        frag_dir.mkdir(exist_ok=True)
-        paths = []
-        for i, (name, text) in enumerate(frags):
-            p = frag_dir / f"{i:02d}.config"
-            p.write_text(f"# {name}\n{text}")
-            paths.append(str(p))
-        run([tree / "scripts/kconfig/merge_config.sh", "-m", "-O", build,
-             build / ".config", *paths], log=log, env=env, cwd=tree,
-            what="merge_config.sh")
-        run([*make, "olddefconfig"], log=log, env=env, what="make olddefconfig")
-        bad = kconfig.missing(frags, (build / ".config").read_text(), tree)
-        if bad:
-            raise RunnerError("config options did not survive olddefconfig "
-                              "(missing dependency?):\n  " + "\n  ".join(bad))
-        stamp.write_text(digest + "\n")
+    return ["make", "-C", str(tree), f"O={build}", *target_args, "HOSTCC=ccache gcc"]
 
+
+def _configure(make: list[str], frags: list[tuple[str, str]], kroot: Path, build: Path,
+               tree: Path, log: Path, env: dict) -> None:
+    """tinyconfig + @frags, olddefconfig, every option checked; skipped when
+    the build's .config was made from the same fragments."""
+    digest = kconfig.digest(frags)
+    stamp = build / ".gupnm-config"
+    if (build / ".config").exists() and stamp.exists() and \
+            stamp.read_text().strip() == digest:
+        return
+    progress(f"configuring: tinyconfig + {', '.join(n for n, _ in frags)}")
+    build.mkdir(parents=True, exist_ok=True)
+    run([*make, "tinyconfig"], log=log, env=env, what="make tinyconfig")
+    frag_dir = kroot / "fragments"
+    frag_dir.mkdir(exist_ok=True)
+    paths = []
+    for i, (name, text) in enumerate(frags):
+        p = frag_dir / f"{i:02d}.config"
+        p.write_text(f"# {name}\n{text}")
+        paths.append(str(p))
+    run([tree / "scripts/kconfig/merge_config.sh", "-m", "-O", build,
+         build / ".config", *paths], log=log, env=env, cwd=tree,
+        what="merge_config.sh")
+    run([*make, "olddefconfig"], log=log, env=env, what="make olddefconfig")
+    bad = kconfig.missing(frags, (build / ".config").read_text(), tree)
+    if bad:
+        raise RunnerError("config options did not survive olddefconfig "
+                          "(missing dependency?):\n  " + "\n  ".join(bad))
+    stamp.write_text(digest + "\n")
+
+
+def _build(make: list[str], build: Path, variant: str, arch: str, log: Path,
+           env: dict) -> None:
+    """The kernel image and the modules, one kernel build at a time."""
     jobs = str(os.cpu_count() or 1)
     cold = not (build / "vmlinux").exists()
     progress(f"building linux in {build} (make -j{jobs}; log {log})"
@@ -338,24 +382,17 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
     with locked(Path(lock)):
         run([*make, f"-j{jobs}", target, "modules"], log=log, env=env,
             what="kernel build", tail=40)
-    release = run([*make, "-s", "kernelrelease"], env=env).strip().splitlines()[-1]
-    module = build / "mm" / "gup_test.ko" if with_module else None
-    if module and not module.exists():
-        raise RunnerError(f"{module} was not built: is CONFIG_GUP_TEST=m "
-                          f"in {build}/.config?")
-    if module:
-        # A snapshot taken under the lock: another run may rebuild the tree
-        # for other patches as soon as the lock is released.
-        snaps = cache_dir() / "tmp"
-        snaps.mkdir(exist_ok=True)
-        for old in snaps.glob("ko-*"):
-            if time.time() - old.stat().st_mtime > 86400:
-                shutil.rmtree(old, ignore_errors=True)
-        snap = Path(tempfile.mkdtemp(prefix="ko-", dir=snaps))
-        shutil.copy2(module, snap / module.name)
-        module = snap / module.name
-    image = build / ("arch/x86/boot/bzImage" if variant == "debug" else "vmlinux")
-    if arch == "arm64":
-        image = build / "arch/arm64/boot/Image"
-    return SourceKernel(release, image, module, build, tree, base,
-                        head, [p.name for p in patches], variant)
+
+
+def _snapshot(module: Path) -> Path:
+    """A copy of the tree's gup_test.ko that is this run's own: another run
+    may rebuild the tree for other patches as soon as the build lock is
+    released. Snapshots older than a day are removed."""
+    snaps = cache_dir() / "tmp"
+    snaps.mkdir(exist_ok=True)
+    for old in snaps.glob("ko-*"):
+        if time.time() - old.stat().st_mtime > 86400:
+            shutil.rmtree(old, ignore_errors=True)
+    snap = Path(tempfile.mkdtemp(prefix="ko-", dir=snaps))
+    shutil.copy2(module, snap / module.name)
+    return snap / module.name
