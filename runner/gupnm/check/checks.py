@@ -154,87 +154,21 @@ def check_series(t: Tally, series: str, base: Path) -> None:
     """@series (patches/<series>) against its base tree @base."""
     label = f"series {series}"
     patches = patch_files(series)
-
-    def current():
-        with tempfile.TemporaryDirectory() as tmp:
-            rc, out = _sh([REPO / "patchgen/gen-series.sh", "-o", tmp, "-b", base,
-                           series])
-            if rc:
-                return False, out
-            rc, diff = _sh(["diff", "-ru", REPO / "patches" / series, tmp])
-            return rc == 0, ("patches/ is stale: run make patches\n" + diff)
     t.guard(f"{label}: patches/{series} is what patchgen/gen-series.sh makes",
-            current)
+            lambda: _series_is_current(series, base))
 
     am_tree = Path(tempfile.mkdtemp(prefix="gupnm-am-"))
     _sh(["git", "-C", base, "worktree", "add", "-q", "--detach", am_tree, "HEAD"])
-
-    def git_am():
-        rc, out = _sh(["git", "-C", am_tree, "-c", "user.name=check",
-                       "-c", "user.email=check@localhost", "am", "-q", *patches])
-        head = _sh(["git", "-C", base, "rev-parse", "HEAD"])[1].strip()
-        n = _sh(["git", "-C", am_tree, "rev-list", "--count", f"{head}..HEAD"])[1]
-        n = n.strip() if rc == 0 else "0"
-        return rc == 0 and n == str(len(patches)), out + f"\n{n} commits applied"
-    applied = t.guard(f"{label}: git am onto {base.name}", git_am)
-
-    def patch_p1():
-        # patch(1) needs only the files the series touches: check out just
-        # those instead of the whole tree.
-        wt = Path(tempfile.mkdtemp(prefix="gupnm-p1-"))
-        touched = sorted({f for p in patches for f in re.findall(
-            r"^diff --git a/(\S+) ", p.read_text(), re.M)})
-        existing = [f for f in touched if _sh(["git", "-C", base, "cat-file",
-                                                "-e", f"HEAD:{f}"])[0] == 0]
-        try:
-            _sh(["git", "-C", base, "worktree", "add", "-q", "--detach",
-                 "--no-checkout", wt, "HEAD"])
-            rc, out = _sh(["git", "-C", wt, "checkout", "HEAD", "--", *existing])
-            if rc:
-                return False, out
-            for p in patches:
-                rc, out = _sh(["patch", "-p1", "--batch", "--forward", "-s",
-                               "-i", p], cwd=wt)
-                if rc:
-                    return False, f"{p.name}:\n{out}"
-            return True, ""
-        finally:
-            _sh(["git", "-C", base, "worktree", "remove", "--force", wt])
-    t.guard(f"{label}: patch -p1 onto {base.name}", patch_p1)
-
-    def kselftest_build():
-        if not applied:
-            return False, "the series did not apply"
-        with tempfile.TemporaryDirectory() as out:
-            rc, log = _sh(["make", "-C", am_tree / "tools/testing/selftests/mm",
-                           f"OUTPUT={out}", f"{out}/gup_null_mapping"])
-            warnings = [l for l in log.splitlines() if "warning:" in l]
-            return rc == 0 and not warnings, "\n".join(warnings) or log
+    applied = t.guard(f"{label}: git am onto {base.name}",
+                      lambda: _git_am(base, am_tree, patches))
+    t.guard(f"{label}: patch -p1 onto {base.name}", lambda: _patch_p1(base, patches))
     if series != "stable-6.12":     # stable: the fix alone, no test
         t.guard(f"{label}: gup_null_mapping builds with the tree's own "
-                "selftests/mm Makefile, no warnings", kselftest_build)
-
-    def signoffs():
-        # The committed drafts are unsigned; make patches-to-send (-g) adds
-        # the sender's own Signed-off-by to every patch.
-        ours = [p.name for p in patches if re.search(
-            r"^Signed-off-by: .*example\.org>$", p.read_text(), re.M)]
-        sender = "A Sender <sender@kernel.invalid>"
-        env = {**os.environ, "GIT_CONFIG_COUNT": "2",
-               "GIT_CONFIG_KEY_0": "user.name", "GIT_CONFIG_VALUE_0": "A Sender",
-               "GIT_CONFIG_KEY_1": "user.email",
-               "GIT_CONFIG_VALUE_1": "sender@kernel.invalid"}
-        with tempfile.TemporaryDirectory() as tmp:
-            rc, out = _sh([REPO / "patchgen/gen-series.sh", "-g", "-o", tmp, "-b",
-                           base, series], env=env)
-            if rc:
-                return False, out
-            unsigned = [p.name for p in sorted(Path(tmp).glob("00[0-9][1-9]-*.patch"))
-                        if f"Signed-off-by: {sender}" not in p.read_text()]
-        return not ours and not unsigned, (f"project sign-offs in {ours}; "
-                                           f"-g left unsigned: {unsigned}")
+                "selftests/mm Makefile, no warnings",
+                lambda: _kselftest_builds(am_tree, applied))
     t.guard(f"{label}: drafts carry no Signed-off-by of the project's; "
-            "make patches-to-send adds the sender's", signoffs)
+            "make patches-to-send adds the sender's",
+            lambda: _signoffs(series, base, patches))
 
     try:
         checkpatch = base / "scripts/checkpatch.pl"
@@ -246,20 +180,102 @@ def check_series(t: Tally, series: str, base: Path) -> None:
         _sh(["git", "-C", base, "worktree", "remove", "--force", am_tree])
     fixes = [p for p in patches if source.is_fix(p)]
     if series == "stable-6.12":
-        def backport():
-            if [p.name for p in fixes] != [p.name for p in patches] or len(patches) != 1:
-                return False, ("stable takes the fix alone: one patch, the backport "
-                               f"(got {', '.join(p.name for p in patches)})")
-            text = fixes[0].read_text()
-            want = [FIXES_TAG, UPSTREAM_LINE, "From: John Hubbard <jhubbard@nvidia.com>"]
-            missing = [w for w in want if w not in text]
-            return not missing, "missing: " + "; ".join(missing)
         t.guard(f"{label}: the fix alone, as a backport of {UPSTREAM_FIX} "
                 "(upstream author, 'commit <full sha> upstream.' line, exact "
-                "Fixes: tag)", backport)
+                "Fixes: tag)", lambda: _backport(patches, fixes))
     else:
         t.guard(f"{label}: no mm/gup.c change (the fix is upstream)",
                 lambda: (not fixes, ", ".join(p.name for p in fixes)))
+
+
+def _series_is_current(series: str, base: Path) -> tuple[bool, str]:
+    """patches/@series is what patchgen/gen-series.sh makes now."""
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, out = _sh([REPO / "patchgen/gen-series.sh", "-o", tmp, "-b", base,
+                       series])
+        if rc:
+            return False, out
+        rc, diff = _sh(["diff", "-ru", REPO / "patches" / series, tmp])
+        return rc == 0, ("patches/ is stale: run make patches\n" + diff)
+
+
+def _git_am(base: Path, am_tree: Path, patches: list[Path]) -> tuple[bool, str]:
+    """git am of every patch onto @am_tree, a worktree of @base's HEAD."""
+    rc, out = _sh(["git", "-C", am_tree, "-c", "user.name=check",
+                   "-c", "user.email=check@localhost", "am", "-q", *patches])
+    head = _sh(["git", "-C", base, "rev-parse", "HEAD"])[1].strip()
+    n = _sh(["git", "-C", am_tree, "rev-list", "--count", f"{head}..HEAD"])[1]
+    n = n.strip() if rc == 0 else "0"
+    return rc == 0 and n == str(len(patches)), out + f"\n{n} commits applied"
+
+
+def _patch_p1(base: Path, patches: list[Path]) -> tuple[bool, str]:
+    """patch -p1 of every patch onto @base's HEAD."""
+    # patch(1) needs only the files the series touches: check out just
+    # those instead of the whole tree.
+    wt = Path(tempfile.mkdtemp(prefix="gupnm-p1-"))
+    touched = sorted({f for p in patches for f in re.findall(
+        r"^diff --git a/(\S+) ", p.read_text(), re.M)})
+    existing = [f for f in touched if _sh(["git", "-C", base, "cat-file",
+                                            "-e", f"HEAD:{f}"])[0] == 0]
+    try:
+        _sh(["git", "-C", base, "worktree", "add", "-q", "--detach",
+             "--no-checkout", wt, "HEAD"])
+        rc, out = _sh(["git", "-C", wt, "checkout", "HEAD", "--", *existing])
+        if rc:
+            return False, out
+        for p in patches:
+            rc, out = _sh(["patch", "-p1", "--batch", "--forward", "-s",
+                           "-i", p], cwd=wt)
+            if rc:
+                return False, f"{p.name}:\n{out}"
+        return True, ""
+    finally:
+        _sh(["git", "-C", base, "worktree", "remove", "--force", wt])
+
+
+def _kselftest_builds(am_tree: Path, applied: bool) -> tuple[bool, str]:
+    """gup_null_mapping built by the patched tree's selftests/mm Makefile."""
+    if not applied:
+        return False, "the series did not apply"
+    with tempfile.TemporaryDirectory() as out:
+        rc, log = _sh(["make", "-C", am_tree / "tools/testing/selftests/mm",
+                       f"OUTPUT={out}", f"{out}/gup_null_mapping"])
+        warnings = [l for l in log.splitlines() if "warning:" in l]
+        return rc == 0 and not warnings, "\n".join(warnings) or log
+
+
+def _signoffs(series: str, base: Path, patches: list[Path]) -> tuple[bool, str]:
+    """The committed drafts are unsigned; make patches-to-send (-g) adds
+    the sender's own Signed-off-by to every patch."""
+    ours = [p.name for p in patches if re.search(
+        r"^Signed-off-by: .*example\.org>$", p.read_text(), re.M)]
+    sender = "A Sender <sender@kernel.invalid>"
+    env = {**os.environ, "GIT_CONFIG_COUNT": "2",
+           "GIT_CONFIG_KEY_0": "user.name", "GIT_CONFIG_VALUE_0": "A Sender",
+           "GIT_CONFIG_KEY_1": "user.email",
+           "GIT_CONFIG_VALUE_1": "sender@kernel.invalid"}
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, out = _sh([REPO / "patchgen/gen-series.sh", "-g", "-o", tmp, "-b",
+                       base, series], env=env)
+        if rc:
+            return False, out
+        unsigned = [p.name for p in sorted(Path(tmp).glob("00[0-9][1-9]-*.patch"))
+                    if f"Signed-off-by: {sender}" not in p.read_text()]
+    return not ours and not unsigned, (f"project sign-offs in {ours}; "
+                                       f"-g left unsigned: {unsigned}")
+
+
+def _backport(patches: list[Path], fixes: list[Path]) -> tuple[bool, str]:
+    """The stable series: the fix alone, with the backport's upstream
+    author, 'commit <sha> upstream.' line and Fixes: tag."""
+    if [p.name for p in fixes] != [p.name for p in patches] or len(patches) != 1:
+        return False, ("stable takes the fix alone: one patch, the backport "
+                       f"(got {', '.join(p.name for p in patches)})")
+    text = fixes[0].read_text()
+    want = [FIXES_TAG, UPSTREAM_LINE, "From: John Hubbard <jhubbard@nvidia.com>"]
+    missing = [w for w in want if w not in text]
+    return not missing, "missing: " + "; ".join(missing)
 
 
 def check_prefixes(t: Tally) -> None:
@@ -334,6 +350,36 @@ def run_checkpatch(tree: Path, checkpatch: Path, patch: Path) -> tuple[bool, str
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    t0 = time.monotonic()
+    t = Tally()
+    bases = _setup(t)
+    if bases is None:
+        print(f"{t.passed} passed, {t.failed} failed")
+        return 1
+    if args.numa is not None:
+        numa.check(t, args.numa)
+    elif args.prefixes:
+        check_prefixes(t)
+    elif args.arm64:
+        progress("VM matrix, arm64 (qemu-system-aarch64, TCG)")
+        arm64_checks.check_arm64(t)
+    elif args.debug:
+        matrix.run_debug(t)
+    else:
+        if not args.vm_only:
+            _host_checks(t, bases)
+        if not args.host_only:
+            _vm_checks(t, args)
+    minutes = (time.monotonic() - t0) / 60
+    print(f"# make check{' (debug)' if args.debug else ''} took {minutes:.1f} min")
+    if t.failures:
+        print("# failed: " + "; ".join(t.failures))
+    print(f"{t.passed} passed, {t.failed} failed")
+    return 1 if t.failed else 0
+
+
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="gupnm-check", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--host-only", action="store_true",
@@ -354,67 +400,52 @@ def main(argv: list[str] | None = None) -> int:
                     "qemu-system-aarch64 (make check-arm64)")
     ap.add_argument("--no-fresh", action="store_true",
                     help="leave out the fresh-machine check (contract.py)")
-    args = ap.parse_args(argv)
-    t0 = time.monotonic()
-    t = Tally()
+    return ap
+
+
+def _setup(t: Tally) -> dict[str, Path] | None:
+    """The tools installed and the base trees of both series (name -> tree);
+    None, recorded as a failed check, when either cannot be had."""
     try:
         ensure_tools(source_build=True, extra={"shellcheck": "shellcheck",
                                                "sparse": "sparse",
                                                "patch": "patch"})
-        bases = {name: source.resolve_base(tree).path
-                 for tree, name in source.DEBIAN_TREES.items()}
+        return {name: source.resolve_base(tree).path
+                for tree, name in source.DEBIAN_TREES.items()}
     except RunnerError as err:
         t.record("setup: tools and linux-source-6.12/7.3", False, str(err))
-        print(f"{t.passed} passed, {t.failed} failed")
-        return 1
-    if args.numa is not None:
-        numa.check(t, args.numa)
-    elif args.prefixes:
-        check_prefixes(t)
-    elif args.arm64:
-        # --- issue 13: arm64 rows (runner/gupnm/check/arm64_checks.py) ---
-        progress("VM matrix, arm64 (qemu-system-aarch64, TCG)")
-        arm64_checks.check_arm64(t)
-        # --- end of issue 13 ---
-    elif args.debug:
+        return None
+
+
+def _host_checks(t: Tally, bases: dict[str, Path]) -> None:
+    """Everything that needs no guest: unit tests, builds, the series, the
+    probe's and the LAVA jobs' host side."""
+    progress("host checks")
+    check_unit(t)
+    check_shellcheck(t)
+    check_selftest_build(t, bases["upstream"])
+    check_cross_builds(t, bases["upstream"])
+    check_module_builds(t)
+    for name, base in bases.items():
+        check_series(t, name, base)
+    probe_checks.host_checks(t)
+    kselftest_checks.host_checks(t)
+
+
+def _vm_checks(t: Tally, args: argparse.Namespace) -> None:
+    """The real kernels: the VM matrix, the probe on its kernels, NUMA, the
+    debug kernels, the runner's contract, the kselftest paths and LAVA."""
+    progress("VM matrix")
+    module_runs = matrix.run_matrix(t)
+    progress("the module-free probe on the matrix's Debian kernels")
+    probe_checks.vm_checks(t, module_runs)
+    progress(f"NUMA pressure, {NUMA_SHORT_RUNS} runs per kernel "
+             "(make check-numa: 200)")
+    numa.check(t, NUMA_SHORT_RUNS)
+    if not args.no_debug:
+        progress("VM matrix, debug kernels")
         matrix.run_debug(t)
-    else:
-        if not args.vm_only:
-            progress("host checks")
-            check_unit(t)
-            check_shellcheck(t)
-            check_selftest_build(t, bases["upstream"])
-            check_cross_builds(t, bases["upstream"])
-            check_module_builds(t)
-            for name, base in bases.items():
-                check_series(t, name, base)
-            probe_checks.host_checks(t)
-            # --- issue 11: LAVA job files (runner/gupnm/check/kselftest_checks.py) ---
-            kselftest_checks.host_checks(t)
-            # --- end of issue 11 ---
-        if not args.host_only:
-            progress("VM matrix")
-            module_runs = matrix.run_matrix(t)
-            progress("the module-free probe on the matrix's Debian kernels")
-            probe_checks.vm_checks(t, module_runs)
-            progress(f"NUMA pressure, {NUMA_SHORT_RUNS} runs per kernel "
-                     "(make check-numa: 200)")
-            numa.check(t, NUMA_SHORT_RUNS)
-            if not args.no_debug:
-                progress("VM matrix, debug kernels")
-                matrix.run_debug(t)
-            # --- the runner's contract (issue 10): runner/gupnm/check/contract.py ---
-            progress("runner contract: exit codes, parallel runs, SIGINT, fresh machine")
-            contract.run_all(t, fresh=not args.no_fresh)
-            # --- end of the runner's contract ---
-            # --- issue 11: run_tests, install, gen_tar on the source kernels;
-            # the LAVA jobs with lava-run (runner/gupnm/check/kselftest_checks.py) ---
-            progress("kselftest paths and LAVA jobs")
-            kselftest_checks.vm_checks(t)
-            # --- end of issue 11 ---
-    minutes = (time.monotonic() - t0) / 60
-    print(f"# make check{' (debug)' if args.debug else ''} took {minutes:.1f} min")
-    if t.failures:
-        print("# failed: " + "; ".join(t.failures))
-    print(f"{t.passed} passed, {t.failed} failed")
-    return 1 if t.failed else 0
+    progress("runner contract: exit codes, parallel runs, SIGINT, fresh machine")
+    contract.run_all(t, fresh=not args.no_fresh)
+    progress("kselftest paths and LAVA jobs")
+    kselftest_checks.vm_checks(t)
