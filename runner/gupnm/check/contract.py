@@ -288,58 +288,14 @@ def check_fresh_machine(t) -> None:
     root = work / "root"
     log = work / "make-run.log"
     try:
-        progress(f"fresh machine: mmdebstrap {FRESH_SUITE} (git, make, python3) into {root}")
-        t0 = time.monotonic()
-        proc = subprocess.run(["mmdebstrap", "--variant=apt", "--include=git,make,python3",
-                               "--mode=root", FRESH_SUITE, str(root), *FRESH_SOURCES],
-                              capture_output=True, text=True, timeout=900)
-        if proc.returncode:
-            t.record("fresh machine: make run on a fresh Debian 12", False,
-                     "mmdebstrap failed:\n" + (proc.stdout + proc.stderr)[-3000:])
+        failed, setup_s = _fresh_root(root)
+        if failed:
+            t.record("fresh machine: make run on a fresh Debian 12", False, failed)
             return
-        setup_s = time.monotonic() - t0
-        subprocess.run(["git", "clone", "-q", "--no-local", str(REPO), str(root / "root/gupnm")],
-                       check=True, capture_output=True)
-        _copy_tree(root / "root/gupnm")       # what the working tree is now
-        shutil.copy2("/etc/resolv.conf", root / "etc/resolv.conf")
-        # Mounts live in a private mount namespace: they vanish with it,
-        # whatever happens to the run.
-        # The root is bind-mounted onto itself first: "/" of a real machine
-        # is a mount point (unshare --propagation needs one).
-        inner = ('set -e; r="$1"; mount --bind "$r" "$r"; mount -t proc proc "$r/proc"; '
-                 'mount --rbind /sys "$r/sys"; mount --rbind /dev "$r/dev"; '
-                 'exec chroot "$r" /usr/bin/env -i HOME=/root LANG=C.UTF-8 '
-                 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin '
-                 'GUPNM_CACHE=/root/.cache/gupnm make -C /root/gupnm run'
-                 # The README's command as written: make run's own default
-                 # kernel (a bug kernel), unless the bug kernel is overridden.
-                 + (f' KERNEL={BUG_KERNEL}'
-                    if "GUPNM_CONTRACT_BUG_KERNEL" in os.environ else ''))
-        progress("fresh machine: make run inside it (tools, kernel and headers "
-                 "downloaded from nothing)")
         t0 = time.monotonic()
-        with open(log, "w") as fh:
-            try:
-                rc = subprocess.run(["unshare", "--mount", "--propagation", "private",
-                                     "bash", "-c", inner, "-", str(root)], stdout=fh,
-                                    stderr=subprocess.STDOUT, timeout=FRESH_TIMEOUT).returncode
-            except subprocess.TimeoutExpired:
-                rc = None
+        rc = _make_run_in(root, log)
         total = time.monotonic() - t0
-        text = log.read_text(errors="replace")
-        download = downloading_seconds(text)
-        verdict = re.search(r"^verdict: (.*)$", text, re.M)
-        code = re.search(r"^exit:\s+(\d+)$", text, re.M)
-        ok = bool(verdict and BUG_MESSAGE in verdict.group(1) and code
-                  and code.group(1) == "1")
-        print(f"# fresh machine: mmdebstrap {setup_s:.0f}s (not counted); make run to "
-              f"the verdict {total:.0f}s: {download:.0f}s downloading, "
-              f"{total - download:.0f}s the rest; make exit {rc}, runner "
-              f"exit {code.group(1) if code else '?'}", flush=True)
-        t.record("fresh machine: make run on a fresh Debian 12 (git, make, python3 only) "
-                 "reaches the verdict (exit 1, bug present)", ok,
-                 f"make exit {rc}; see {log}\n" + text[-4000:])
-        if ok:
+        if _record_fresh_run(t, log, rc, setup_s, total):
             shutil.rmtree(work, ignore_errors=True)
     finally:
         if _mounted_under(root):
@@ -347,6 +303,70 @@ def check_fresh_machine(t) -> None:
                      "\n".join(_mounted_under(root)))
         # Keep the log of a failure (in the cache's fresh-* folder), drop the root.
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _fresh_root(root: Path) -> tuple[str, float]:
+    """A Debian 12 root at @root (mmdebstrap: git, make, python3) holding a
+    clone of this working tree: what failed ("" when it is ready) and the
+    seconds mmdebstrap took."""
+    progress(f"fresh machine: mmdebstrap {FRESH_SUITE} (git, make, python3) into {root}")
+    t0 = time.monotonic()
+    proc = subprocess.run(["mmdebstrap", "--variant=apt", "--include=git,make,python3",
+                           "--mode=root", FRESH_SUITE, str(root), *FRESH_SOURCES],
+                          capture_output=True, text=True, timeout=900)
+    if proc.returncode:
+        return "mmdebstrap failed:\n" + (proc.stdout + proc.stderr)[-3000:], 0.0
+    setup_s = time.monotonic() - t0
+    subprocess.run(["git", "clone", "-q", "--no-local", str(REPO), str(root / "root/gupnm")],
+                   check=True, capture_output=True)
+    _copy_tree(root / "root/gupnm")       # what the working tree is now
+    shutil.copy2("/etc/resolv.conf", root / "etc/resolv.conf")
+    return "", setup_s
+
+
+def _make_run_in(root: Path, log: Path) -> int | None:
+    """`make run` as the README writes it, chrooted into @root, output to
+    @log; make's exit code (None: timed out)."""
+    # Mounts live in a private mount namespace: they vanish with it,
+    # whatever happens to the run.
+    # The root is bind-mounted onto itself first: "/" of a real machine
+    # is a mount point (unshare --propagation needs one).
+    inner = ('set -e; r="$1"; mount --bind "$r" "$r"; mount -t proc proc "$r/proc"; '
+             'mount --rbind /sys "$r/sys"; mount --rbind /dev "$r/dev"; '
+             'exec chroot "$r" /usr/bin/env -i HOME=/root LANG=C.UTF-8 '
+             'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin '
+             'GUPNM_CACHE=/root/.cache/gupnm make -C /root/gupnm run'
+             # The README's command as written: make run's own default
+             # kernel (a bug kernel), unless the bug kernel is overridden.
+             + (f' KERNEL={BUG_KERNEL}'
+                if "GUPNM_CONTRACT_BUG_KERNEL" in os.environ else ''))
+    progress("fresh machine: make run inside it (tools, kernel and headers "
+             "downloaded from nothing)")
+    with open(log, "w") as fh:
+        try:
+            return subprocess.run(["unshare", "--mount", "--propagation", "private",
+                                   "bash", "-c", inner, "-", str(root)], stdout=fh,
+                                  stderr=subprocess.STDOUT, timeout=FRESH_TIMEOUT).returncode
+        except subprocess.TimeoutExpired:
+            return None
+
+
+def _record_fresh_run(t, log: Path, rc: int | None, setup_s: float, total: float) -> bool:
+    """The verdict make run reached in the fresh root, and its times; ok?"""
+    text = log.read_text(errors="replace")
+    download = downloading_seconds(text)
+    verdict = re.search(r"^verdict: (.*)$", text, re.M)
+    code = re.search(r"^exit:\s+(\d+)$", text, re.M)
+    ok = bool(verdict and BUG_MESSAGE in verdict.group(1) and code
+              and code.group(1) == "1")
+    print(f"# fresh machine: mmdebstrap {setup_s:.0f}s (not counted); make run to "
+          f"the verdict {total:.0f}s: {download:.0f}s downloading, "
+          f"{total - download:.0f}s the rest; make exit {rc}, runner "
+          f"exit {code.group(1) if code else '?'}", flush=True)
+    t.record("fresh machine: make run on a fresh Debian 12 (git, make, python3 only) "
+             "reaches the verdict (exit 1, bug present)", ok,
+             f"make exit {rc}; see {log}\n" + text[-4000:])
+    return ok
 
 
 def downloading_seconds(text: str) -> float:
