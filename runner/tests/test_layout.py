@@ -37,8 +37,6 @@ MAX_LINES = 60
 # named steps and take it off the list; never add one.
 LONG_FUNCTIONS = {
     'gupnm/cli.py:main': 78,
-    'gupnm/report/results.py:build_summary': 65,
-    'gupnm/parse/tap.py:parse_tap': 63,
     'gupnm/cli.py:report': 63,
     'gupnm/testargs.py:check': 61,
 }

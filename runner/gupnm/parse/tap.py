@@ -300,13 +300,7 @@ def parse_tap(lines: Iterable[str]) -> TapResult:
     stripped = [split_timestamp(line)[1] for line in lines]
 
     tap = TapResult()
-    start, prefix = 0, ''
-    for i, text in enumerate(stripped):
-        m = _VERSION_RE.match(text)
-        if m:
-            start, prefix = i, m.group('prefix')
-            break
-
+    start, prefix = _tap_start(stripped)
     pending: list[str] = []
     saw_anything = False
     for line_no, text in enumerate(stripped[start:], start + 1):
@@ -317,36 +311,11 @@ def parse_tap(lines: Iterable[str]) -> TapResult:
         text = text.rstrip()
         if not text or text[0].isspace():
             continue
-        m = _VERSION_RE.match(text)
-        if m and not m.group('prefix'):
+        kind = _take_line(tap, text, line_no, pending)
+        if kind:
             saw_anything = True
-            if tap.version is None:
-                tap.version = int(m.group('version'))
-            else:
-                tap.errors.append(f'unexpected second version line at line {line_no}')
-            continue
-        m = _PLAN_RE.match(text)
-        if m:
-            saw_anything = True
-            if tap.plan is not None:
-                tap.errors.append(f'duplicate plan at line {line_no}')
-                continue
-            tap.plan = int(m.group('count'))
-            dm = _DIRECTIVE_RE.match(m.group('comment') or '')
-            if dm and dm.group('directive').upper() == 'SKIP':
-                tap.skip_reason = dm.group('reason').strip()
-            continue
-        m = _RESULT_RE.match(text)
-        if m:
-            saw_anything = True
-            tap.results.append(_parse_result(m, line_no, pending))
-            pending = []
-            continue
-        m = _BAIL_RE.match(text)
-        if m:
-            saw_anything = True
-            tap.bail_out = m.group('reason')
-            tap.errors.append(f'Bail out! {m.group("reason")}'.rstrip())
+            if kind == 'result':
+                pending = []
             continue
         if text.startswith('#'):
             diag = text[1:]
@@ -356,6 +325,48 @@ def parse_tap(lines: Iterable[str]) -> TapResult:
     tap.trailing = pending
     _check_structure(tap, saw_anything)
     return tap
+
+
+def _tap_start(stripped: list[str]) -> tuple[int, str]:
+    """Index of the first version line and what precedes TAP on it (a
+    console's prefix), or (0, '') when there is none."""
+    for i, text in enumerate(stripped):
+        m = _VERSION_RE.match(text)
+        if m:
+            return i, m.group('prefix')
+    return 0, ''
+
+
+def _take_line(tap: TapResult, text: str, line_no: int, pending: list[str]) -> str | None:
+    """A version, plan, result or bail-out line into @tap: which ('result'
+    for a result, which takes the @pending diagnostics), None for any other."""
+    m = _VERSION_RE.match(text)
+    if m and not m.group('prefix'):
+        if tap.version is None:
+            tap.version = int(m.group('version'))
+        else:
+            tap.errors.append(f'unexpected second version line at line {line_no}')
+        return 'version'
+    m = _PLAN_RE.match(text)
+    if m:
+        if tap.plan is not None:
+            tap.errors.append(f'duplicate plan at line {line_no}')
+            return 'plan'
+        tap.plan = int(m.group('count'))
+        dm = _DIRECTIVE_RE.match(m.group('comment') or '')
+        if dm and dm.group('directive').upper() == 'SKIP':
+            tap.skip_reason = dm.group('reason').strip()
+        return 'plan'
+    m = _RESULT_RE.match(text)
+    if m:
+        tap.results.append(_parse_result(m, line_no, pending))
+        return 'result'
+    m = _BAIL_RE.match(text)
+    if m:
+        tap.bail_out = m.group('reason')
+        tap.errors.append(f'Bail out! {m.group("reason")}'.rstrip())
+        return 'bail'
+    return None
 
 
 def counts(tap: TapResult) -> dict[str, int]:

@@ -152,18 +152,8 @@ def build_summary(*, kernel_release: str, kernel_source: Mapping[str, Any], acce
                   expected: Optional[Mapping[str, Any]] = None,
                   durations: Optional[Mapping[str, float]] = None) -> dict[str, Any]:
     """Assemble the summary dict; ``splats`` are console.Splat objects."""
-    if accel not in ACCELS:
-        raise ValueError(f'accel must be one of {ACCELS}, got {accel!r}')
-    _positive_int('vcpus', vcpus)
-    _positive_int('memory_mb', memory_mb)
-    if exit_status is not None and (isinstance(exit_status, bool) or not isinstance(exit_status, int)):
-        raise ValueError(f'exit_status must be an int or None, got {exit_status!r}')
-    clean_durations: dict[str, float] = {}
-    for step, seconds in (durations or {}).items():
-        if (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
-                or not math.isfinite(seconds) or seconds < 0):
-            raise ValueError(f'duration of {step!r} must be a non-negative number, got {seconds!r}')
-        clean_durations[str(step)] = round(float(seconds), 3)
+    _check_run_facts(accel, vcpus, memory_mb, exit_status)
+    clean_durations = _clean_durations(durations)
 
     splat_list = list(splats)
     # Before 6.5 the long-term writable pin goes through GUP-fast by design:
@@ -171,12 +161,7 @@ def build_summary(*, kernel_release: str, kernel_source: Mapping[str, Any], acce
     pre65 = expect_pre65(tap, kernel_release)
     judged_status = 0 if pre65 and exit_status == 1 and not failed_results(tap) \
         else exit_status
-    # p90, cv and noisy only from a test that printed them: a log of an
-    # older test gives the summary it gave then.
-    bench = [{'threads': b.threads, 'backing': b.backing, 'min': b.min,
-              'median': b.median, 'max': b.max,
-              **({'p90': b.p90, 'cv': b.cv, 'noisy': b.noisy} if b.cv is not None else {})}
-             for b in tap.bench]
+    bench = _bench_rows(tap)
     count = counts(tap)
     count['total'] = len(tap.results)
     summary: dict[str, Any] = {
@@ -211,6 +196,37 @@ def build_summary(*, kernel_release: str, kernel_source: Mapping[str, Any], acce
         summary['notes'] = [f'verdict_shadow_longterm_write: XFAIL: {PRE_65}']
     summary['as_expected'] = _as_expected(expected, summary)
     return summary
+
+
+def _check_run_facts(accel: str, vcpus: int, memory_mb: int,
+                     exit_status: Optional[int]) -> None:
+    """ValueError unless the VM's facts and the exit status are well formed."""
+    if accel not in ACCELS:
+        raise ValueError(f'accel must be one of {ACCELS}, got {accel!r}')
+    _positive_int('vcpus', vcpus)
+    _positive_int('memory_mb', memory_mb)
+    if exit_status is not None and (isinstance(exit_status, bool) or not isinstance(exit_status, int)):
+        raise ValueError(f'exit_status must be an int or None, got {exit_status!r}')
+
+
+def _clean_durations(durations: Optional[Mapping[str, float]]) -> dict[str, float]:
+    """Step -> seconds, rounded to ms; ValueError on a negative or non-finite one."""
+    clean: dict[str, float] = {}
+    for step, seconds in (durations or {}).items():
+        if (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+                or not math.isfinite(seconds) or seconds < 0):
+            raise ValueError(f'duration of {step!r} must be a non-negative number, got {seconds!r}')
+        clean[str(step)] = round(float(seconds), 3)
+    return clean
+
+
+def _bench_rows(tap: TapResult) -> list[dict[str, Any]]:
+    """The benchmark's rows; p90, cv and noisy only from a test that printed
+    them: a log of an older test gives the summary it gave then."""
+    return [{'threads': b.threads, 'backing': b.backing, 'min': b.min,
+             'median': b.median, 'max': b.max,
+             **({'p90': b.p90, 'cv': b.cv, 'noisy': b.noisy} if b.cv is not None else {})}
+            for b in tap.bench]
 
 
 def stub_summary(*, spec: str, exit_code: int, outcome: str, problems: list[str],
