@@ -1,6 +1,6 @@
 """make check-arm64: Debian's arm64 kernels under qemu-system-aarch64 (TCG).
 
-The rows (issue 13): 6.1 before the regression passes its verdicts, its
+The rows: 6.1 before the regression passes its verdicts, its
 long-term writable pin going fast as kernels before 6.5 do ("pre65", as in
 the x86 matrix); bookworm's 6.12 with
 4K pages and with 16K pages show the bug; linux-source-6.12 with the stable

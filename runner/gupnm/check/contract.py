@@ -1,4 +1,4 @@
-"""make check: the runner's promises, proven with real runs (issue 10).
+"""make check: the runner's promises, proven with real runs.
 
 - exit codes, one check per row of the README's table, each through the
   real runner (a real boot where the row needs one): 0 debian:6.1, 1
@@ -9,7 +9,7 @@
 - two runs at once in one clone (own folders, same right answer), and in
   two clones with different sources (a clone whose driver fails to load
   says 3, while this one says 1): caches keyed by content;
-- corruption, full disks and kills (issue 21): contract_robust.py;
+- corruption, full disks and kills: contract_robust.py;
 - every summary produced validates against runner/summary.schema.json;
 - a fresh Debian 12 root (mmdebstrap: git, make, python3, nothing else)
   runs `make run` to the verdict; the host's apt state is not touched.

@@ -1,4 +1,4 @@
-"""make check: the runner's word under corruption, full disks and kills (issue 21).
+"""make check: the runner's word under corruption, full disks and kills.
 
 One row per class of break, each provoked for real where it can be:
 

@@ -57,7 +57,7 @@ class VmOptions:
 @dataclass
 class CrossCheck:
     """gup_test's PIN_FAST_BENCHMARK over anonymous memory against the
-    test's own anon control (issue 12), run in turn in the guest."""
+    test's own anon control, run in turn in the guest."""
     command: str                # e.g. "taskset -c 0 ./gup_test -a -T -m 2 -n 512 -r 100"
     binary: Path
     pages: int                  # pages one repeat pins

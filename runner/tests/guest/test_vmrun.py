@@ -738,7 +738,7 @@ class QuoteTest(unittest.TestCase):
 
 
 class CrossCheckTest(unittest.TestCase):
-    """gup_test -a against the test's anon control (issue 12)."""
+    """gup_test -a against the test's anon control."""
 
     def test_no_output_no_verdict(self):
         xc = vmrun.CrossCheck("g", Path("/x/gup_test"), 512, "t", 5)

@@ -1,4 +1,4 @@
-"""Unit tests for the benchmark's output as the runner reads it (issue 12):
+"""Unit tests for the benchmark's output as the runner reads it:
 the rows with p90, cv and the noisy flag, the parameters stated by the
 ``bench:`` lines (flags, pages per call, warm-up, pinning), the summary,
 the comparison and the report, and the test's own printf formats."""
