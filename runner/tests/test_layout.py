@@ -82,6 +82,41 @@ def imports(name: str, path: Path, known: set[str]) -> set[str]:
     return out
 
 
+def unresolved(name: str | None, path: Path, known: set[str]) -> list[str]:
+    """Imports of the package in @path (module @name; None for a file outside
+    the package) that name no module of @known: `from pkg.x import y` needs
+    module pkg.x, `from pkg import y` module pkg.y (the packages' __init__
+    files define nothing to import); mock.patch('gupnm.pkg.x.y') module pkg.x."""
+    packages = {m for m, f in modules().items() if f.name == '__init__.py'}
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            wanted = [a.name for a in node.names if a.name.split('.')[0] == 'gupnm']
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ''
+            if node.level:
+                if name is None:
+                    continue
+                pkg = _base(name, path, node.level)
+                base = f'{pkg}.{base}' if base else pkg
+            elif base.split('.')[0] != 'gupnm':
+                continue
+            wanted = [f'{base}.{a.name}' for a in node.names] if base in packages else [base]
+        elif (isinstance(node, ast.Call) and getattr(node.func, 'attr', None) == 'patch'
+              and node.args and isinstance(node.args[0], ast.Constant)
+              and str(node.args[0].value).startswith('gupnm.')):
+            # mock.patch('gupnm.pkg.module.name'): the module part must exist
+            parts = node.args[0].value.split('.')
+            n = 2
+            while '.'.join(parts[:n]) in packages and n < len(parts):
+                n += 1
+            wanted = ['.'.join(parts[:n])]
+        else:
+            continue
+        out += [f'{path}:{node.lineno}: {m}' for m in wanted if m not in known]
+    return out
+
+
 def graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     mods = modules(root)
     return {name: imports(name, path, set(mods)) for name, path in mods.items()}
@@ -181,6 +216,16 @@ class ImportCycleTest(unittest.TestCase):
         self.assertEqual(cycles, [], 'import cycles in runner/gupnm (each line one group '
                          'of modules that import each other; move what they share into '
                          'a module of its own): ' + '; '.join(' <-> '.join(c) for c in cycles))
+
+    def test_every_import_names_a_module(self):
+        mods = modules()
+        known = set(mods)
+        bad = [u for n, path in mods.items() for u in unresolved(n, path, known)]
+        for path in sorted(TESTS.rglob('*.py')) + [TESTS.parent / 'gupnm-run',
+                                                   TESTS.parent / 'gupnm-check']:
+            bad += unresolved(None, path, known)
+        self.assertEqual(bad, [], 'imports of modules runner/gupnm does not have (moved? '
+                         'see the Layout table of docs/architecture.md)')
 
     def test_the_scan_sees_imports(self):
         g = graph()
