@@ -367,8 +367,8 @@ def _build(make: list[str], build: Path, variant: str, arch: str, log: Path,
     jobs = str(os.cpu_count() or 1)
     cold = not (build / "vmlinux").exists()
     progress(f"building linux in {build} (make -j{jobs}; log {log})"
-             + ("; a cold build took 11-12 min on 2 cores here, 2 with a "
-                "warm ccache" if cold else ""))
+             + ("; a cold build took 4.5-12 min on 2 cores (docs/measured.md), "
+                "under 1 with a warm ccache" if cold else ""))
     # vmlinux boots via PVH without the emulated decompressor; KASAN kernels
     # cannot (see configs/debug.config), so the debug variant boots bzImage.
     target = "bzImage" if variant == "debug" else "vmlinux"
