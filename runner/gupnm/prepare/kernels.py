@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..host import REPO, RunnerError, UsageError, cache_dir, locked, owner_tag, progress, run
-from . import apt, cache, chroot, debian, source, vmlinux
+from . import apt, cache, chroot, debian, ownimage, source, vmlinux
 from .modsource import MODULE_INPUTS, gup_test_source
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
@@ -359,24 +359,40 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
                          "base_commit": k.base_commit, "patches": k.patches,
                          "selection": sel, "config": variant},
                         config=k.build / ".config", tree=k.tree)
-    image, moddir = Path(args[0]).resolve(), Path(args[1]).resolve()
+    return _prepare_image(spec, Path(args[0]).resolve(), Path(args[1]).resolve())
+
+
+def _image_module(moddir: Path) -> tuple[str, Path]:
+    """(release, gup_test.ko) for image:KERNEL:@moddir: built against the
+    headers or build tree in @moddir (ownimage.find_kdir), or found in a
+    module tree. A build that fails is bad input (exit 2): the user's
+    headers, with the build's first error line."""
+    kdir = ownimage.find_kdir(moddir)
+    if kdir is not None:
+        release = _release_of(kdir)
+        build = ownimage.kbuild_dir(kdir)
+        try:
+            return release, build_module(build, release)
+        except UsageError:
+            raise
+        except RunnerError as err:
+            raise ownimage.build_failure(err, kdir) from None
+    found = sorted(moddir.rglob("gup_test.ko"))
+    if not found:
+        raise UsageError(f"{moddir} is neither a kernel build/headers directory "
+                         "(no Makefile, no usr/src/linux-headers-*/ with a "
+                         ".config) nor a module tree with gup_test.ko")
+    vermagic = subprocess.run(["modinfo", "-F", "vermagic", str(found[0])],
+                              capture_output=True, text=True).stdout.split()
+    if not vermagic:
+        raise RunnerError(f"cannot read the vermagic of {found[0]}")
+    return vermagic[0], found[0]
+
+
+def _prepare_image(spec: str, image: Path, moddir: Path) -> Prepared:
     if not image.exists():
         raise UsageError(f"kernel image {image} does not exist")
-    if (moddir / "Makefile").exists():
-        release = _release_of(moddir)
-        module = build_module(moddir, release)
-    else:
-        found = sorted(moddir.rglob("gup_test.ko"))
-        if not found:
-            raise RunnerError(f"{moddir} is neither a kernel build/headers "
-                              "directory (no Makefile) nor a module tree with "
-                              "gup_test.ko")
-        module = found[0]
-        vermagic = subprocess.run(["modinfo", "-F", "vermagic", str(module)],
-                                  capture_output=True, text=True).stdout.split()
-        if not vermagic:
-            raise RunnerError(f"cannot read the vermagic of {module}")
-        release = vermagic[0]
+    release, module = _image_module(moddir)
     binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
                             _kselftest_tree())
     boot_image = vmlinux.uncompressed(image) or image
