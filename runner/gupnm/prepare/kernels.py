@@ -113,10 +113,7 @@ def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
     cc = debian.cc_version_text(kdir)
     try:
         if dk is not None and dk.offered and dk.offered.arch == "arm64":
-            from . import arm64     # cross-built with the kernel's gcc-N
-            progress(f"cross-building gup_test.ko against {kdir}")
-            run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1",
-                 *arm64.kbuild_args(cc)], log=log, what="module cross-build")
+            _cross_build(kdir, tmp, log, dk, cc)
         elif dk is not None and cc and not chroot.host_has(cc):
             # The kernel's compiler is not the host's: build in a root of
             # the kernel's own suite that has it.
@@ -137,6 +134,38 @@ def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
         os.replace(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _cross_build(kdir: Path, tmp: Path, log: Path, dk, cc: str) -> None:
+    """An arm64 module, cross-built with the kernel's gcc-N: on the host
+    when it has that cross compiler (bookworm's gcc-12), else in a root of
+    the kernel's suite with gcc-N-aarch64-linux-gnu, the arm64 headers and
+    the amd64 kbuild tools unpacked inside it."""
+    from . import arm64
+    if arm64.host_can_cross(cc):
+        progress(f"cross-building gup_test.ko against {kdir}")
+        run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1",
+             *arm64.kbuild_args(cc)], log=log, what="module cross-build")
+        return
+    suite = debian.base_suite(dk.offered.suites)
+    root = chroot.root_for(suite, arm64.cross_package(cc))
+    chroot.install_headers(root, dk.debs, dk.release)
+    arm64.host_kbuild([d.name.split("_")[0] for d in dk.debs],
+                      dk.offered.version, root)
+    progress(f"cross-building gup_test.ko with {cc.split(' ')[0]} in the "
+             f"{suite} root {root}")
+    chroot.build_module(root, dk.release, tmp, log,
+                        ["W=1", *arm64.kbuild_args(cc, check=False)])
+
+
+def _cross_named(k) -> str:
+    """Which cross compiler built an arm64 Debian kernel's module, and where."""
+    from . import arm64
+    cc = debian.cc_version_text(k.kdir)
+    if arm64.host_can_cross(cc):
+        return arm64.cross_compiler(cc)
+    suite = debian.base_suite(k.offered.suites if k.offered else [])
+    return f"{cc.split(' ')[0]} ({arm64.cross_package(cc)}) in a {suite} root"
 
 
 def _static_build(group: str, name: str, src: Path, inputs: list[Path],
@@ -436,6 +465,5 @@ def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepa
                      "version": k.offered.version if k.offered else None,
                      "suites": k.offered.suites if k.offered else [],
                      "compiler": debian.cc_version_text(k.kdir),
-                     "cross_compiler": arm64.cross_compiler(
-                         debian.cc_version_text(k.kdir))},
+                     "cross_compiler": _cross_named(k)},
                     arch=arm64.ARCH, config=k.kdir / ".config")
