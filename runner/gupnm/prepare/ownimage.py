@@ -54,13 +54,12 @@ def unpack_root(kdir: Path) -> Path | None:
     return None
 
 
-def rewritten(kdir: Path, text: str) -> str | None:
-    """@text (kdir/Makefile) with every absolute include that names a copy
-    unpacked beside @kdir pointed at that copy; None when nothing needs it.
-    An include found neither unpacked nor on the host is refused, naming the
-    package to unpack."""
+def rewritten(kdir: Path, text: str) -> tuple[str | None, list[str]]:
+    """(@text (kdir/Makefile) with every absolute include that names a copy
+    unpacked beside @kdir pointed at that copy, or None when nothing needs
+    it; the includes found neither unpacked nor on the host)."""
     root = unpack_root(kdir)
-    changed = False
+    changed, missing = False, []
 
     def fix(m: re.Match) -> str:
         nonlocal changed
@@ -69,37 +68,50 @@ def rewritten(kdir: Path, text: str) -> str | None:
         if local is not None and local.exists():
             changed = True
             return f"{m.group(1)}{local}{m.group(3)}"
-        if Path(path).exists():
-            return m.group(0)
-        pkg = Path(path).parent.name if Path(path).name == "Makefile" else path
-        where = f"under {root}" if root else f"beside {kdir}"
-        raise UsageError(
-            f"{kdir}/Makefile includes {path}, which is neither on this "
-            f"machine nor unpacked {where}: unpack the {pkg} package there too "
-            f"(dpkg-deb -x {pkg}_*.deb {root or kdir.parent})")
+        if not Path(path).exists():
+            missing.append(path)
+        return m.group(0)
     new = _INCLUDE.sub(fix, text)
-    return new if changed else None
+    return (new if changed else None), missing
 
 
-def _check_scripts(kdir: Path) -> None:
-    """Debian's scripts/ and tools/ are links into linux-kbuild-*."""
-    for name in ("scripts",):
-        link = kdir / name
-        if link.is_symlink() and not link.exists():
-            target = os.readlink(link)
-            pkg = next((p for p in Path(target).parts if p.startswith("linux-kbuild-")),
-                       "linux-kbuild-*")
-            raise UsageError(f"{link} points at {target}, which is missing: "
-                             f"unpack the {pkg} package into the same folder "
-                             f"(dpkg-deb -x {pkg}_*.deb {unpack_root(kdir) or kdir.parent})")
+def _package_of(path: str, prefix: str) -> str:
+    """The package a missing path belongs to: its linux-headers-*/
+    linux-kbuild-* component."""
+    return next((p for p in Path(path).parts if p.startswith(prefix)), path)
+
+
+def missing_packages(kdir: Path, missing_includes: list[str]) -> list[tuple[str, str]]:
+    """(package, what needs it) for every piece @kdir refers to that is not
+    there: the -common headers its Makefile includes, the linux-kbuild its
+    scripts/ link points into."""
+    out = [(_package_of(p, "linux-headers-"), f"its Makefile includes {p}")
+           for p in missing_includes]
+    link = kdir / "scripts"
+    if link.is_symlink() and not link.exists():
+        target = os.readlink(link)
+        out.append((_package_of(target, "linux-kbuild-"), f"scripts -> {target}"))
+    return out
+
+
+def _refuse(kdir: Path, missing: list[tuple[str, str]]) -> UsageError:
+    root = unpack_root(kdir) or kdir.parent
+    pkgs = " ".join(pkg for pkg, _ in missing)
+    debs = " ".join(f"{pkg}_*.deb" for pkg, _ in missing)
+    return UsageError(
+        f"{kdir} needs {pkgs}, neither on this machine nor unpacked under "
+        f"{root} (" + "; ".join(why for _, why in missing) + "): unpack them "
+        f"there too: for d in {debs}; do dpkg-deb -x $d {root}; done")
 
 
 def kbuild_dir(kdir: Path) -> Path:
     """Where to build against @kdir: @kdir itself when its Makefile works as
     it is, else a shadow folder in the cache (links to @kdir's entries and a
     rewritten Makefile), named by @kdir and the new Makefile."""
-    _check_scripts(kdir)
-    new = rewritten(kdir, (kdir / "Makefile").read_text(errors="replace"))
+    new, includes = rewritten(kdir, (kdir / "Makefile").read_text(errors="replace"))
+    missing = missing_packages(kdir, includes)
+    if missing:
+        raise _refuse(kdir, missing)
     if new is None:
         return kdir
     key = hashlib.sha256(f"{kdir}\0{new}".encode()).hexdigest()[:16]

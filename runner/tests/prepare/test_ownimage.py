@@ -62,8 +62,9 @@ class RewriteTest(unittest.TestCase):
     def test_include_points_at_the_unpacked_common(self):
         with tempfile.TemporaryDirectory() as tmp:
             kdir = unpacked(Path(tmp))
-            new = ownimage.rewritten(kdir, (kdir / 'Makefile').read_text())
+            new, missing = ownimage.rewritten(kdir, (kdir / 'Makefile').read_text())
             self.assertEqual(new, f'include {tmp}/usr/src/linux-headers-{COMMON}/Makefile\n')
+            self.assertEqual(missing, [])
 
     def test_existing_absolute_include_kept(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -71,20 +72,24 @@ class RewriteTest(unittest.TestCase):
             (Path(tmp) / 'src/Makefile').write_text('')
             build = Path(tmp) / 'build'
             build.mkdir()
-            self.assertIsNone(ownimage.rewritten(build, f'include {tmp}/src/Makefile\n'))
+            self.assertEqual(ownimage.rewritten(build, f'include {tmp}/src/Makefile\n'),
+                             (None, []))
 
     def test_missing_common_says_which_package_to_unpack(self):
         with tempfile.TemporaryDirectory() as tmp:
             kdir = unpacked(Path(tmp), common=False)
             with self.assertRaisesRegex(UsageError, re.escape(
-                    f'unpack the linux-headers-{COMMON} package there too '
-                    f'(dpkg-deb -x linux-headers-{COMMON}_*.deb {tmp})')):
+                    f'needs linux-headers-{COMMON}, neither on this machine nor unpacked '
+                    f'under {tmp} (its Makefile includes /usr/src/linux-headers-{COMMON}'
+                    f'/Makefile): unpack them there too: for d in linux-headers-{COMMON}'
+                    f'_*.deb; do dpkg-deb -x $d {tmp}; done')):
                 ownimage.kbuild_dir(kdir)
 
-    def test_missing_kbuild_names_it(self):
+    def test_missing_common_and_kbuild_named_together(self):
         with tempfile.TemporaryDirectory() as tmp:
-            kdir = unpacked(Path(tmp), kbuild=False)
-            with self.assertRaisesRegex(UsageError, 'unpack the linux-kbuild-6.12.117'):
+            kdir = unpacked(Path(tmp), common=False, kbuild=False)
+            with self.assertRaisesRegex(UsageError, re.escape(
+                    f'needs linux-headers-{COMMON} linux-kbuild-6.12.117+deb12, ')):
                 ownimage.kbuild_dir(kdir)
 
     def test_shadow_links_every_entry_and_rewrites_makefile(self):
