@@ -175,7 +175,8 @@ def select(spec: str, offers: list[Offered], arch: str = "amd64") -> Offered:
         raise UsageError(f"Debian offers {newest.image_pkg} {newest.version} "
                          f"for {what}, but not its headers "
                          f"(linux-headers-{newest.release}): no module can be "
-                         "built for it. Pick another with: runner/gupnm-run kernels")
+                         "built for it. Test it without a module (--method probe) "
+                         "or pick another with: runner/gupnm-run kernels")
     return with_headers[-1]
 
 
