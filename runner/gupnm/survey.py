@@ -111,7 +111,7 @@ def survey_one(o: debian.Offered, run_module, run_probe) -> dict:
             problems = (out.summary or {}).get("problems") or ["no verdict"]
             why = f"the module run could not judge it (exit {out.exit_code}: {problems[0]})"
         except RunnerError as err:
-            why = f"the module could not be used: {str(err).splitlines()[0]}"
+            why = f"the module could not be used: {one_line(err)}"
     row = o.to_json()
     row["module_exit_status"] = module["exit_status"] if module else None
     row["method_reason"] = f"probe: {why}"
@@ -125,6 +125,17 @@ def survey_one(o: debian.Offered, run_module, run_probe) -> dict:
                    error=str(err).splitlines()[0])
     row["seconds"] = round(time.monotonic() - t0, 1)
     return row
+
+
+def one_line(err: Exception) -> str:
+    """An error on one line: its first, and its last when the first only
+    announces what follows ("apt-get download ... failed (exit 100):")."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    if not lines:
+        return type(err).__name__
+    if len(lines) > 1 and lines[0].endswith(":"):
+        return f"{lines[0]} {lines[-1]}"
+    return lines[0]
 
 
 def _judged(row: dict) -> dict:

@@ -95,6 +95,16 @@ class SurveyOneTest(unittest.TestCase):
         self.assertEqual(row["method_reason"], "probe: the module could not be used: "
                          "aarch64-linux-gnu-gcc-14 not found: the kernel...")
 
+    def test_a_download_failure_keeps_apts_reason(self):
+        def fail(o):
+            raise RunnerError("apt-get download linux-kbuild-6.1=6.1.170-3 failed (exit 100):\n"
+                              "E: Version '6.1.170-3' for 'linux-kbuild-6.1' was not found")
+        row = survey.survey_one(offer("6.1.0-47-amd64"), fail,
+                                lambda o: (probe_result(False, 0.9), Path("/r/p")))
+        self.assertEqual(row["method_reason"], "probe: the module could not be used: "
+                         "apt-get download linux-kbuild-6.1=6.1.170-3 failed (exit 100): "
+                         "E: Version '6.1.170-3' for 'linux-kbuild-6.1' was not found")
+
     def test_module_run_without_verdict_falls_back_and_keeps_its_code(self):
         dead = {"problems": ["the guest died"], "bug_present": None, "verdicts": []}
         row = survey.survey_one(offer("6.12.118+deb13-amd64"), lambda o: Outcome(3, dead),
