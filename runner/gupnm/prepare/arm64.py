@@ -34,8 +34,10 @@ TOOLS = {"qemu-system-aarch64": "qemu-system-arm",
          f"{CROSS}gcc-12": "crossbuild-essential-arm64"}
 
 
-def host_kbuild(pkgs: list[str], version: str, root: Path) -> list[Path]:
-    """Unpack the amd64 linux-kbuild-* packages among @pkgs over @root.
+def host_kbuild(pkgs: list[str], versions: dict[str, str] | str,
+                root: Path) -> list[Path]:
+    """Unpack the amd64 linux-kbuild-* packages among @pkgs over @root, each
+    at its version in @versions (or all at one version).
 
     Debian's headers link scripts/ and tools/ into linux-kbuild; this
     replaces its arm64 programs by amd64 ones of the same version.
@@ -44,6 +46,7 @@ def host_kbuild(pkgs: list[str], version: str, root: Path) -> list[Path]:
     for pkg in pkgs:
         if not pkg.startswith("linux-kbuild-"):
             continue
+        version = versions if isinstance(versions, str) else versions[pkg]
         deb = apt.download(pkg, version, cache_dir() / "debs", "amd64")
         run(["dpkg-deb", "-x", deb, root], what=f"dpkg-deb -x {deb.name}")
         debs.append(deb)

@@ -150,8 +150,8 @@ def _cross_build(kdir: Path, tmp: Path, log: Path, dk, cc: str) -> None:
     suite = debian.base_suite(dk.offered.suites)
     root = chroot.root_for(suite, arm64.cross_package(cc))
     chroot.install_headers(root, dk.debs, dk.release)
-    arm64.host_kbuild([d.name.split("_")[0] for d in dk.debs],
-                      dk.offered.version, root)
+    versions = dict(p.split("=", 1) for p in dk.packages)
+    arm64.host_kbuild(list(versions), versions, root)
     progress(f"cross-building gup_test.ko with {cc.split(' ')[0]} in the "
              f"{suite} root {root}")
     chroot.build_module(root, dk.release, tmp, log,

@@ -81,7 +81,9 @@ class SuiteRootCrossTest(unittest.TestCase):
         from gupnm.prepare import kernels
         offered = debian.Offered("7.3.4+deb13-arm64", "arm64", "linux-binary-7.3.4+deb13-arm64",
                                  "7.3.4-1~bpo13+1", ["trixie-backports"], "binary", True, "arm64")
-        dk = debian.DebianKernel("7.3.4+deb13-arm64", Path("/i"), Path("/k"), Path("/r"), [],
+        dk = debian.DebianKernel("7.3.4+deb13-arm64", Path("/i"), Path("/k"), Path("/r"),
+                                 ["linux-headers-7.3.4+deb13-arm64=7.3.4-1~bpo13+1",
+                                  "linux-kbuild-7.3.4+deb13=7.3.4-1~bpo13+1"],
                                  offered, [Path("/d/linux-kbuild-7.3.4+deb13_7.3.4-1~bpo13+1_arm64.deb")])
         with mock.patch.object(arm64, "host_can_cross", return_value=False), \
                 mock.patch.object(kernels.chroot, "root_for", return_value=Path("/root")) as root, \
@@ -90,7 +92,9 @@ class SuiteRootCrossTest(unittest.TestCase):
                 mock.patch.object(kernels.chroot, "build_module") as build:
             kernels._cross_build(Path("/k"), Path("/t"), Path("/l"), dk, self.CC_TRIXIE)
         root.assert_called_once_with("trixie", "gcc-14-aarch64-linux-gnu")
-        kbuild.assert_called_once_with(["linux-kbuild-7.3.4+deb13"], "7.3.4-1~bpo13+1", Path("/root"))
+        versions = {"linux-headers-7.3.4+deb13-arm64": "7.3.4-1~bpo13+1",
+                    "linux-kbuild-7.3.4+deb13": "7.3.4-1~bpo13+1"}
+        kbuild.assert_called_once_with(list(versions), versions, Path("/root"))
         self.assertIn("CROSS_COMPILE=aarch64-linux-gnu-", build.call_args.args[4])
 
 
