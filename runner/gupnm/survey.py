@@ -92,8 +92,9 @@ def _probe_row(row: dict, res: probe.ProbeResult, outdir: Path) -> dict:
 
 def survey_one(o: debian.Offered, run_module, run_probe) -> dict:
     """One kernel's row: the module where its headers are in the archive and
-    the run judged the kernel (exit 0 or 1), else the probe, with the reason
-    (no headers; the module's build or run failed: its first line)."""
+    the run judged the kernel (exit 0 or 1 with a shadow verdict), else the
+    probe, with the reason (no headers; the module's build or run failed:
+    its first line)."""
     t0 = time.monotonic()
     why = "no headers in the archive: the module cannot be built"
     module = None
@@ -104,11 +105,12 @@ def survey_one(o: debian.Offered, run_module, run_probe) -> dict:
             module["results"] = str(out.outdir)
             module["evidence"] = f"shadow {module['shadow']} fast" \
                 if module["shadow"] else None
-            if out.exit_code in (0, 1):
+            if out.exit_code in (0, 1) and module["bug_present"] is not None:
                 module.update(method_reason="module: the headers are in the archive",
                               seconds=round(time.monotonic() - t0, 1))
                 return module
-            problems = (out.summary or {}).get("problems") or ["no verdict"]
+            problems = (out.summary or {}).get("problems") or [
+                f"no shadow verdict: {module['verdict']}"]
             why = f"the module run could not judge it (exit {out.exit_code}: {problems[0]})"
         except RunnerError as err:
             why = f"the module could not be used: {one_line(err)}"

@@ -112,6 +112,15 @@ class SurveyOneTest(unittest.TestCase):
         self.assertEqual((row["method"], row["module_exit_status"]), ("probe", 3))
         self.assertIn("exit 3: the guest died", row["method_reason"])
 
+    def test_module_failure_without_shadow_verdict_falls_back(self):
+        other = {"problems": [], "bug_present": None, "verdicts": [],
+                 "verdict": "FAIL: other failure"}
+        row = survey.survey_one(offer("6.12.118+deb13-amd64"), lambda o: Outcome(1, other),
+                                lambda o: (probe_result(True), Path("/r/p")))
+        self.assertEqual((row["method"], row["module_exit_status"], row["bug_present"]),
+                         ("probe", 1, True))
+        self.assertIn("no shadow verdict: FAIL: other failure", row["method_reason"])
+
     def test_probe_failure_is_a_row_without_verdict(self):
         def fail(o):
             raise RunnerError("apt-get download failed")
