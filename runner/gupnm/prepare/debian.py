@@ -226,7 +226,9 @@ def dep_versions(offered: Offered, pkgs: list[str]) -> dict[str, str]:
         op, least = relations.get(name, ("=", ver))
         if op != ">=":
             continue
-        have = [o.version for o in apt.madison([name], arch)]
+        # apt-cache madison lists a foreign arch's package only as name:arch
+        query = name if arch == "amd64" else f"{name}:{arch}"
+        have = [o.version for o in apt.madison([query], arch)]
         if ver in have:
             continue
         newer = [v for v in have if _at_least(v, least)]

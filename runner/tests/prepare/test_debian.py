@@ -292,6 +292,16 @@ class FetchTest(unittest.TestCase):
             got = debian.dep_versions(self.offered, ["img", "hdr", "linux-kbuild-7.3"])
         self.assertEqual(got["linux-kbuild-7.3"], ver)
 
+    def test_arm64_dependency_asked_as_name_colon_arch(self):
+        offered = debian.Offered("6.1.0-47-arm64", "arm64", "linux-image-6.1.0-47-arm64-unsigned",
+                                 "6.1.170-3", ["bookworm"], "unsigned", True, "arm64")
+        with mock.patch.object(apt, "field", return_value="linux-kbuild-6.1 (>= 6.1.170-3)"), \
+                mock.patch.object(apt, "madison", side_effect=lambda names, arch: [
+                    apt.Offer("linux-kbuild-6.1", "6.1.192-3", "bookworm-security", arch)]
+                    if names == ["linux-kbuild-6.1:arm64"] else []):
+            got = debian.dep_versions(offered, ["img", "hdr", "linux-kbuild-6.1"])
+        self.assertEqual(got["linux-kbuild-6.1"], "6.1.192-3")
+
     def test_name_version_of_a_deb(self):
         self.assertEqual(debian._name_version(Path("linux-kbuild-6.1_6.1.192-3_amd64.deb")),
                          "linux-kbuild-6.1=6.1.192-3")
