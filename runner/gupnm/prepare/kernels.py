@@ -402,8 +402,8 @@ def _image_module(moddir: Path) -> tuple[str, Path]:
         build = ownimage.kbuild_dir(kdir)
         try:
             return release, build_module(build, release)
-        except UsageError:
-            raise
+        except (UsageError, cache.CacheError):
+            raise                       # the cache's own failure stays exit 3
         except RunnerError as err:
             raise ownimage.build_failure(err, kdir) from None
     found = sorted(moddir.rglob("gup_test.ko"))

@@ -150,5 +150,18 @@ class BuildFailureTest(unittest.TestCase):
                     kernels.prepare(f'image:{tmp}/vmlinuz:{tmp}')
 
 
+    def test_cache_failure_is_not_called_bad_input(self):
+        from gupnm.prepare import cache
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = unpacked(Path(tmp))
+            (Path(tmp) / 'vmlinuz').write_bytes(b'x')
+            fail = cache.CacheError('module entry fails its check again')
+            with mock.patch.object(kernels, '_release_of', return_value=REL), \
+                    mock.patch.object(ownimage, 'kbuild_dir', return_value=kdir), \
+                    mock.patch.object(kernels, 'build_module', side_effect=fail):
+                with self.assertRaises(cache.CacheError) as caught:
+                    kernels.prepare(f'image:{tmp}/vmlinuz:{tmp}')
+            self.assertNotIsInstance(caught.exception, UsageError)
+
 if __name__ == '__main__':
     unittest.main()
