@@ -390,11 +390,12 @@ def _mounted_under(root: Path) -> list[str]:
 
 
 def run_all(t, *, fresh: bool = True) -> None:
-    from . import contract_robust
+    from . import contract_robust, own_image
     tmp = Path(tempfile.mkdtemp(prefix="contract-", dir=cache_dir()))
     try:
         check_exit_codes(t, tmp)
         contract_robust.run_all(t, tmp)
+        own_image.check(t, tmp)
         check_parallel(t, tmp)
         if fresh:
             check_fresh_machine(t)
