@@ -10,6 +10,7 @@
   two clones with different sources (a clone whose driver fails to load
   says 3, while this one says 1): caches keyed by content;
 - corruption, full disks and kills: contract_robust.py;
+- image: with Debian's packages unpacked into one folder: own_image.py;
 - every summary produced validates against runner/summary.schema.json;
 - a fresh Debian 12 root (mmdebstrap: git, make, python3, nothing else)
   runs `make run` to the verdict; the host's apt state is not touched.
