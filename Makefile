@@ -28,7 +28,7 @@
 #                   memory pressure, 0 false verdicts (make check: 20)
 #   make patches    regenerate patches/ (upstream, stable-6.12) from the repository
 #   make patches-to-send  the same with your git identity, into out/patches
-#   make survey     the verdict on the newest Debian kernel of every series
+#   make survey     a verdict on every amd64 and arm64 Debian kernel (module or probe)
 #   make kernels    every Debian kernel debian: reaches
 #   make unit       the runner's unit tests only
 #   make check-kselftest  run_tests, install and gen_tar in guests (source kernels)
@@ -142,8 +142,14 @@ patches-to-send:
 	patchgen/gen-series.sh -g -o $(OUT)/upstream upstream
 	patchgen/gen-series.sh -g -o $(OUT)/stable-6.12 stable-6.12
 
+# Both arches, each to its end; the worse exit code of the two (3 > 1 > 0).
+SURVEY_ARCHES ?= amd64 arm64
 survey:
-	$(GUPNM) survey $(RUN_ARGS)
+	@rc=0; for a in $(SURVEY_ARCHES); do \
+	  $(GUPNM) survey --arch $$a $(RUN_ARGS); r=$$?; \
+	  echo "make survey: runner/gupnm-run survey --arch $$a exited $$r" >&2; \
+	  if [ $$r -eq 3 ] || { [ $$r -ne 0 ] && [ $$rc -ne 3 ]; }; then rc=$$r; fi; \
+	done; exit $$rc
 
 kernels:
 	$(GUPNM) kernels $(RUN_ARGS)

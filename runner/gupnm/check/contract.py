@@ -10,6 +10,7 @@
   two clones with different sources (a clone whose driver fails to load
   says 3, while this one says 1): caches keyed by content;
 - corruption, full disks and kills: contract_robust.py;
+- image: with Debian's packages unpacked into one folder: own_image.py;
 - every summary produced validates against runner/summary.schema.json;
 - a fresh Debian 12 root (mmdebstrap: git, make, python3, nothing else)
   runs `make run` to the verdict; the host's apt state is not touched.
@@ -390,11 +391,12 @@ def _mounted_under(root: Path) -> list[str]:
 
 
 def run_all(t, *, fresh: bool = True) -> None:
-    from . import contract_robust
+    from . import contract_robust, own_image
     tmp = Path(tempfile.mkdtemp(prefix="contract-", dir=cache_dir()))
     try:
         check_exit_codes(t, tmp)
         contract_robust.run_all(t, tmp)
+        own_image.check(t, tmp)
         check_parallel(t, tmp)
         if fresh:
             check_fresh_machine(t)

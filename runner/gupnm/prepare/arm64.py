@@ -5,8 +5,11 @@ built for arm64, which an amd64 host cannot run: the amd64 linux-kbuild
 package of the same version is unpacked over them (host_kbuild). The
 module is then cross-built with the cross compiler of the gcc the kernel
 names (CONFIG_CC_VERSION_TEXT: "aarch64-linux-gnu-gcc-12 (...)" or, for a
-natively built 6.1, "gcc-12 (...)"), and the static test with the same
-cross compiler. The guest's busybox is Debian's busybox-static for arm64,
+natively built 6.1, "gcc-12 (...)"): on the host when it has it
+(bookworm's gcc-12), else in a root of the kernel's own suite with
+gcc-N-aarch64-linux-gnu (trixie: gcc-14, sid: gcc-16; chroot.py), the arm64
+headers and the amd64 kbuild unpacked inside it. The static test is built
+with the host's cross compiler. The guest's busybox is Debian's busybox-static for arm64,
 fetched through the runner's own apt lists and cached by content.
 """
 from __future__ import annotations
@@ -31,8 +34,10 @@ TOOLS = {"qemu-system-aarch64": "qemu-system-arm",
          f"{CROSS}gcc-12": "crossbuild-essential-arm64"}
 
 
-def host_kbuild(pkgs: list[str], version: str, root: Path) -> list[Path]:
-    """Unpack the amd64 linux-kbuild-* packages among @pkgs over @root.
+def host_kbuild(pkgs: list[str], versions: dict[str, str] | str,
+                root: Path) -> list[Path]:
+    """Unpack the amd64 linux-kbuild-* packages among @pkgs over @root, each
+    at its version in @versions (or all at one version).
 
     Debian's headers link scripts/ and tools/ into linux-kbuild; this
     replaces its arm64 programs by amd64 ones of the same version.
@@ -41,6 +46,7 @@ def host_kbuild(pkgs: list[str], version: str, root: Path) -> list[Path]:
     for pkg in pkgs:
         if not pkg.startswith("linux-kbuild-"):
             continue
+        version = versions if isinstance(versions, str) else versions[pkg]
         deb = apt.download(pkg, version, cache_dir() / "debs", "amd64")
         run(["dpkg-deb", "-x", deb, root], what=f"dpkg-deb -x {deb.name}")
         debs.append(deb)
@@ -77,17 +83,40 @@ def cross_compiler(cc_text: str) -> str:
     return cmd
 
 
-def kbuild_args(cc_text: str) -> list[str]:
-    """make arguments that cross-build a module against Debian arm64 headers.
+def kbuild_args(cc_text: str, *, check: bool = True) -> list[str]:
+    """make arguments that cross-build a module against Debian arm64 headers
+    (@check: the host must have the kernel's cross compiler; off for a
+    build in a root of the kernel's suite, which has it).
 
     Debian's .kernelvariables sets CC to $(CROSS_COMPILE)gcc-N and, on a
     natively built kernel (6.1), overrides CROSS_COMPILE with
     $(DEB_HOST_GNU_TYPE)- whenever the build and host architectures differ:
     both are named, so every version ends up with aarch64-linux-gnu-gcc-N.
     """
-    cross_compiler(cc_text)
+    if check:
+        cross_compiler(cc_text)
     return [f"ARCH={ARCH}", f"CROSS_COMPILE={CROSS}",
             f"DEB_HOST_ARCH={ARCH}", f"DEB_HOST_GNU_TYPE={TRIPLET}"]
+
+
+def host_can_cross(cc_text: str) -> bool:
+    """True when the host has the cross compiler of the kernel's gcc."""
+    try:
+        cross_compiler(cc_text)
+        return True
+    except RunnerError:
+        return False
+
+
+def cross_package(cc_text: str) -> str:
+    """Debian's cross compiler package for a kernel's gcc-N:
+    gcc-N-aarch64-linux-gnu (trixie: gcc-14, sid: gcc-16)."""
+    m = re.match(r"(?:\S+-)?gcc-(\d+) ", cc_text.strip())
+    if not m:
+        raise RunnerError(f"cannot tell the compiler of this arm64 kernel from "
+                          f"'{cc_text}' (CONFIG_CC_VERSION_TEXT): only gcc-N "
+                          "is supported")
+    return f"gcc-{m.group(1)}-{TRIPLET}"
 
 
 def selftest_cc() -> str:

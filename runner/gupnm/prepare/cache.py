@@ -32,7 +32,8 @@ from ..host import REPO, RunnerError, UsageError, cache_dir, owner_alive, progre
 
 GROUPS = {
     "kernels": ("debian", "kernels", "modules", "vmlinux", "selftest",
-                "kselftest", "stress", "series", "tmp", "probe", "debian-image"),
+                "kselftest", "stress", "series", "tmp", "probe", "debian-image",
+                "image-kbuild"),
     "sources": ("debs", "src", "apt"),
     "ccache": ("ccache",),
     "chroots": ("chroots",),

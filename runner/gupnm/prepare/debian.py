@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -175,7 +176,8 @@ def select(spec: str, offers: list[Offered], arch: str = "amd64") -> Offered:
         raise UsageError(f"Debian offers {newest.image_pkg} {newest.version} "
                          f"for {what}, but not its headers "
                          f"(linux-headers-{newest.release}): no module can be "
-                         "built for it. Pick another with: runner/gupnm-run kernels")
+                         "built for it. Test it without a module (--method probe) "
+                         "or pick another with: runner/gupnm-run kernels")
     return with_headers[-1]
 
 
@@ -188,6 +190,51 @@ def _deps(name: str, version: str, arch: str) -> list[str]:
         dep = alt.split("|")[0].strip().split(" ")[0].split(":")[0]
         if re.match(r"linux-(headers|kbuild|compiler|base)-\d", dep):
             out.append(dep)
+    return out
+
+
+def _relations(name: str, version: str, arch: str) -> dict[str, tuple[str, str]]:
+    """dep -> (relation, version) of @name's versioned Depends."""
+    out = {}
+    for alt in apt.field(name, version, "Depends", arch).split(","):
+        m = re.match(r"\s*([\w.+-]+)(?::\w+)?\s*\((>=|<=|=|>>|<<)\s*([^)\s]+)\)",
+                     alt.split("|")[0])
+        if m:
+            out[m.group(1)] = (m.group(2), m.group(3))
+    return out
+
+
+def _at_least(a: str, b: str) -> bool:
+    """dpkg --compare-versions @a ge @b."""
+    return subprocess.run(["dpkg", "--compare-versions", a, "ge", b]).returncode == 0
+
+
+def dep_versions(offered: Offered, pkgs: list[str]) -> dict[str, str]:
+    """The version to fetch of each of @pkgs: the kernel's own, except a
+    dependency declared `>= V` that the archive no longer has at V: the
+    newest version it has that satisfies it, as apt would install.
+    linux-kbuild-6.1 is one package for every 6.1 release, kept at two
+    versions only: linux-headers-6.1.0-47-amd64 (6.1.170-3) depends on
+    linux-kbuild-6.1 (>= 6.1.170-3), which the archive has at 6.1.192-3."""
+    ver, arch = offered.version, offered.arch
+    relations: dict[str, tuple[str, str]] = {}
+    for name in pkgs[1:]:
+        relations.update(_relations(name, ver, arch))
+    out = {}
+    for name in pkgs:
+        out[name] = ver
+        op, least = relations.get(name, ("=", ver))
+        if op != ">=":
+            continue
+        # apt-cache madison lists a foreign arch's package only as name:arch
+        query = name if arch == "amd64" else f"{name}:{arch}"
+        have = [o.version for o in apt.madison([query], arch)]
+        if ver in have:
+            continue
+        newer = [v for v in have if _at_least(v, least)]
+        for v in newer:
+            if all(_at_least(v, w) for w in newer):
+                out[name] = v
     return out
 
 
@@ -225,19 +272,22 @@ def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
             cache.discard(root, why)
     if not marker.exists():
         pkgs = packages_of(offered)
+        versions = dep_versions(offered, pkgs)
+        other = [f"{p}={v}" for p, v in versions.items() if v != offered.version]
         progress(f"downloading {offered.release} ({offered.version}, "
-                 f"{offered.suite}): {' '.join(pkgs)}")
-        debs = [apt.download(p, offered.version, debs_dir, offered.arch)
+                 f"{offered.suite}): {' '.join(pkgs)}"
+                 + (f"; as their Depends allow: {' '.join(other)}" if other else ""))
+        debs = [apt.download(p, versions[p], debs_dir, offered.arch)
                 for p in pkgs]
         progress(f"unpacking {len(debs)} packages for {offered.release}")
         tmp = root.with_name(root.name + ".tmp")
         run(["rm", "-rf", tmp])
         tmp.mkdir(parents=True)
         for i, deb in enumerate(debs):
-            debs[i] = _unpack(deb, tmp, pkgs[i], offered)
+            debs[i] = _unpack(deb, tmp, pkgs[i], offered, versions[pkgs[i]])
         if offered.arch == "arm64":     # kbuild tools the amd64 host can run
             from . import arm64
-            arm64.host_kbuild(pkgs, offered.version, tmp)
+            arm64.host_kbuild(pkgs, versions, tmp)
         _fix_headers(tmp, root, offered.release)
         cache.record(tmp, _checked_files(tmp, offered.release))
         run(["rm", "-rf", root])
@@ -256,8 +306,14 @@ def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
             raise RunnerError(f"{path} missing after unpacking {what}; remove "
                               f"{root} and retry")
     return DebianKernel(rel, image, kdir, root,
-                        [f"{d.name.split('_')[0]}={offered.version}" for d in debs],
+                        [_name_version(d) for d in debs],
                         offered, debs)
+
+
+def _name_version(deb: Path) -> str:
+    """name=version of a .deb file named name_version_arch.deb."""
+    name, version = deb.name.split("_")[:2]
+    return f"{name}={version.replace('%3a', ':')}"
 
 
 def _checked_files(tree: Path, release: str) -> list[str]:
@@ -269,7 +325,8 @@ def _checked_files(tree: Path, release: str) -> list[str]:
     return [n for n in names if (tree / n).is_file()]
 
 
-def _unpack(deb: Path, dest: Path, pkg: str, offered: Offered) -> Path:
+def _unpack(deb: Path, dest: Path, pkg: str, offered: Offered,
+            version: str | None = None) -> Path:
     """dpkg-deb -x @deb into @dest; a .deb that does not unpack (cut or
     corrupt in the cache) is downloaded once more, then reported."""
     try:
@@ -279,7 +336,7 @@ def _unpack(deb: Path, dest: Path, pkg: str, offered: Offered) -> Path:
         first = str(err).splitlines()[-1] if str(err) else "dpkg-deb failed"
     progress(f"{deb} does not unpack ({first}); downloading it again")
     deb.unlink(missing_ok=True)
-    deb = apt.download(pkg, offered.version, deb.parent, offered.arch)
+    deb = apt.download(pkg, version or offered.version, deb.parent, offered.arch)
     try:
         run(["dpkg-deb", "-x", deb, dest], what=f"dpkg-deb -x {deb.name}")
     except RunnerError as err:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..host import REPO, RunnerError, UsageError, cache_dir, locked, owner_tag, progress, run
-from . import apt, cache, chroot, debian, source, vmlinux
+from . import apt, cache, chroot, debian, ownimage, source, vmlinux
 from .modsource import MODULE_INPUTS, gup_test_source
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
@@ -113,10 +113,7 @@ def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
     cc = debian.cc_version_text(kdir)
     try:
         if dk is not None and dk.offered and dk.offered.arch == "arm64":
-            from . import arm64     # cross-built with the kernel's gcc-N
-            progress(f"cross-building gup_test.ko against {kdir}")
-            run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1",
-                 *arm64.kbuild_args(cc)], log=log, what="module cross-build")
+            _cross_build(kdir, tmp, log, dk, cc)
         elif dk is not None and cc and not chroot.host_has(cc):
             # The kernel's compiler is not the host's: build in a root of
             # the kernel's own suite that has it.
@@ -137,6 +134,38 @@ def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
         os.replace(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _cross_build(kdir: Path, tmp: Path, log: Path, dk, cc: str) -> None:
+    """An arm64 module, cross-built with the kernel's gcc-N: on the host
+    when it has that cross compiler (bookworm's gcc-12), else in a root of
+    the kernel's suite with gcc-N-aarch64-linux-gnu, the arm64 headers and
+    the amd64 kbuild tools unpacked inside it."""
+    from . import arm64
+    if arm64.host_can_cross(cc):
+        progress(f"cross-building gup_test.ko against {kdir}")
+        run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1",
+             *arm64.kbuild_args(cc)], log=log, what="module cross-build")
+        return
+    suite = debian.base_suite(dk.offered.suites)
+    root = chroot.root_for(suite, arm64.cross_package(cc))
+    chroot.install_headers(root, dk.debs, dk.release)
+    versions = dict(p.split("=", 1) for p in dk.packages)
+    arm64.host_kbuild(list(versions), versions, root)
+    progress(f"cross-building gup_test.ko with {cc.split(' ')[0]} in the "
+             f"{suite} root {root}")
+    chroot.build_module(root, dk.release, tmp, log,
+                        ["W=1", *arm64.kbuild_args(cc, check=False)])
+
+
+def _cross_named(k) -> str:
+    """Which cross compiler built an arm64 Debian kernel's module, and where."""
+    from . import arm64
+    cc = debian.cc_version_text(k.kdir)
+    if arm64.host_can_cross(cc):
+        return arm64.cross_compiler(cc)
+    suite = debian.base_suite(k.offered.suites if k.offered else [])
+    return f"{cc.split(' ')[0]} ({arm64.cross_package(cc)}) in a {suite} root"
 
 
 def _static_build(group: str, name: str, src: Path, inputs: list[Path],
@@ -359,24 +388,40 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
                          "base_commit": k.base_commit, "patches": k.patches,
                          "selection": sel, "config": variant},
                         config=k.build / ".config", tree=k.tree)
-    image, moddir = Path(args[0]).resolve(), Path(args[1]).resolve()
+    return _prepare_image(spec, Path(args[0]).resolve(), Path(args[1]).resolve())
+
+
+def _image_module(moddir: Path) -> tuple[str, Path]:
+    """(release, gup_test.ko) for image:KERNEL:@moddir: built against the
+    headers or build tree in @moddir (ownimage.find_kdir), or found in a
+    module tree. A build that fails is bad input (exit 2): the user's
+    headers, with the build's first error line."""
+    kdir = ownimage.find_kdir(moddir)
+    if kdir is not None:
+        release = _release_of(kdir)
+        build = ownimage.kbuild_dir(kdir)
+        try:
+            return release, build_module(build, release)
+        except (UsageError, cache.CacheError):
+            raise                       # the cache's own failure stays exit 3
+        except RunnerError as err:
+            raise ownimage.build_failure(err, kdir) from None
+    found = sorted(moddir.rglob("gup_test.ko"))
+    if not found:
+        raise UsageError(f"{moddir} is neither a kernel build/headers directory "
+                         "(no Makefile, no usr/src/linux-headers-*/ with a "
+                         ".config) nor a module tree with gup_test.ko")
+    vermagic = subprocess.run(["modinfo", "-F", "vermagic", str(found[0])],
+                              capture_output=True, text=True).stdout.split()
+    if not vermagic:
+        raise RunnerError(f"cannot read the vermagic of {found[0]}")
+    return vermagic[0], found[0]
+
+
+def _prepare_image(spec: str, image: Path, moddir: Path) -> Prepared:
     if not image.exists():
         raise UsageError(f"kernel image {image} does not exist")
-    if (moddir / "Makefile").exists():
-        release = _release_of(moddir)
-        module = build_module(moddir, release)
-    else:
-        found = sorted(moddir.rglob("gup_test.ko"))
-        if not found:
-            raise RunnerError(f"{moddir} is neither a kernel build/headers "
-                              "directory (no Makefile) nor a module tree with "
-                              "gup_test.ko")
-        module = found[0]
-        vermagic = subprocess.run(["modinfo", "-F", "vermagic", str(module)],
-                                  capture_output=True, text=True).stdout.split()
-        if not vermagic:
-            raise RunnerError(f"cannot read the vermagic of {module}")
-        release = vermagic[0]
+    release, module = _image_module(moddir)
     binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
                             _kselftest_tree())
     boot_image = vmlinux.uncompressed(image) or image
@@ -420,6 +465,5 @@ def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepa
                      "version": k.offered.version if k.offered else None,
                      "suites": k.offered.suites if k.offered else [],
                      "compiler": debian.cc_version_text(k.kdir),
-                     "cross_compiler": arm64.cross_compiler(
-                         debian.cc_version_text(k.kdir))},
+                     "cross_compiler": _cross_named(k)},
                     arch=arm64.ARCH, config=k.kdir / ".config")

@@ -41,19 +41,28 @@ class VmChecksTest(unittest.TestCase):
         return [ok for _, ok, _ in t.records]
 
     def test_agreeing_runs_pass(self):
-        self.assertEqual(self.run_with({'debian:6.12': 'regression', 'debian:7.3': 'pass'},
-                                       {'debian:6.12': True, 'debian:7.3': False}),
-                         [True, True])
+        self.assertEqual(self.run_with({'debian:6.1': 'pass', 'debian:6.12': 'regression',
+                                        'debian:7.3': 'pass'},
+                                       {'debian:6.1': False, 'debian:6.12': True,
+                                        'debian:7.3': False}),
+                         [True, True, True])
+
+    def test_the_three_debian_kernels_of_the_matrix(self):
+        self.assertEqual([s for s, _ in probe_checks.AGREE],
+                         ['debian:6.1', 'debian:6.12', 'debian:7.3'])
 
     def test_a_probe_that_disagrees_fails(self):
-        self.assertEqual(self.run_with({'debian:6.12': 'regression', 'debian:7.3': 'pass'},
-                                       {'debian:6.12': False, 'debian:7.3': False}),
-                         [False, True])
+        self.assertEqual(self.run_with({'debian:6.1': 'pass', 'debian:6.12': 'regression',
+                                        'debian:7.3': 'pass'},
+                                       {'debian:6.1': False, 'debian:6.12': False,
+                                        'debian:7.3': False}),
+                         [True, False, True])
 
     def test_no_module_run_fails(self):
         self.assertEqual(self.run_with({'debian:7.3': 'pass'},
-                                       {'debian:6.12': True, 'debian:7.3': False}),
-                         [False, True])
+                                       {'debian:6.1': False, 'debian:6.12': True,
+                                        'debian:7.3': False}),
+                         [False, False, True])
 
 
 if __name__ == '__main__':

@@ -56,6 +56,48 @@ class CrossCompilerTest(unittest.TestCase):
                                 "DEB_HOST_GNU_TYPE=aarch64-linux-gnu"])
 
 
+class SuiteRootCrossTest(unittest.TestCase):
+    """trixie/sid arm64 kernels name gcc-14/gcc-16, which bookworm has no
+    cross compiler for: the module is cross-built in a root of their suite."""
+    CC_TRIXIE = "aarch64-linux-gnu-gcc-14 (Debian 14.2.0-19) 14.2.0"
+
+    def test_cross_package_of_the_kernels_gcc(self):
+        self.assertEqual(arm64.cross_package(self.CC_TRIXIE), "gcc-14-aarch64-linux-gnu")
+        self.assertEqual(arm64.cross_package(CC_61), "gcc-12-aarch64-linux-gnu")
+        with self.assertRaisesRegex(RunnerError, "only gcc-N"):
+            arm64.cross_package("Debian clang version 16.0.6")
+
+    def test_host_can_cross_only_with_that_compiler(self):
+        with mock.patch("shutil.which", return_value=None):
+            self.assertFalse(arm64.host_can_cross(self.CC_TRIXIE))
+        with mock.patch("shutil.which", return_value="/usr/bin/x"), _gcc("12.2.0"):
+            self.assertTrue(arm64.host_can_cross(CC_612))
+
+    def test_kbuild_args_unchecked_for_a_suite_root(self):
+        with mock.patch("shutil.which", return_value=None):
+            self.assertEqual(arm64.kbuild_args(self.CC_TRIXIE, check=False)[0], "ARCH=arm64")
+
+    def test_module_built_in_the_suite_root_with_amd64_kbuild(self):
+        from gupnm.prepare import kernels
+        offered = debian.Offered("7.3.4+deb13-arm64", "arm64", "linux-binary-7.3.4+deb13-arm64",
+                                 "7.3.4-1~bpo13+1", ["trixie-backports"], "binary", True, "arm64")
+        dk = debian.DebianKernel("7.3.4+deb13-arm64", Path("/i"), Path("/k"), Path("/r"),
+                                 ["linux-headers-7.3.4+deb13-arm64=7.3.4-1~bpo13+1",
+                                  "linux-kbuild-7.3.4+deb13=7.3.4-1~bpo13+1"],
+                                 offered, [Path("/d/linux-kbuild-7.3.4+deb13_7.3.4-1~bpo13+1_arm64.deb")])
+        with mock.patch.object(arm64, "host_can_cross", return_value=False), \
+                mock.patch.object(kernels.chroot, "root_for", return_value=Path("/root")) as root, \
+                mock.patch.object(kernels.chroot, "install_headers"), \
+                mock.patch.object(arm64, "host_kbuild") as kbuild, \
+                mock.patch.object(kernels.chroot, "build_module") as build:
+            kernels._cross_build(Path("/k"), Path("/t"), Path("/l"), dk, self.CC_TRIXIE)
+        root.assert_called_once_with("trixie", "gcc-14-aarch64-linux-gnu")
+        versions = {"linux-headers-7.3.4+deb13-arm64": "7.3.4-1~bpo13+1",
+                    "linux-kbuild-7.3.4+deb13": "7.3.4-1~bpo13+1"}
+        kbuild.assert_called_once_with(list(versions), versions, Path("/root"))
+        self.assertIn("CROSS_COMPILE=aarch64-linux-gnu-", build.call_args.args[4])
+
+
 class QemuArm64Test(unittest.TestCase):
     def cmd(self, **kw):
         args = dict(accel="tcg", vcpus=2, memory_mb=1024,

@@ -263,6 +263,50 @@ class FetchTest(unittest.TestCase):
                 "linux-base-7.3.4+deb13-amd64", "linux-headers-7.3.4+deb13-common",
                 "linux-kbuild-7.3.4+deb13"])
 
+    def test_dependency_gone_at_the_kernels_version_takes_the_newest_allowed(self):
+        # linux-headers-6.1.0-47-amd64 6.1.170-3 depends on linux-kbuild-6.1
+        # (>= 6.1.170-3); the archive keeps linux-kbuild-6.1 at 6.1.176-1 and
+        # 6.1.192-3 only.
+        offered = debian.Offered("6.1.0-47-amd64", "amd64", "linux-image-6.1.0-47-amd64-unsigned",
+                                 "6.1.170-3", ["bookworm"], "unsigned", True)
+        dep = ("linux-headers-6.1.0-47-common (= 6.1.170-3), linux-kbuild-6.1 (>= 6.1.170-3), "
+               "linux-compiler-gcc-12-x86")
+        have = {"linux-kbuild-6.1": ["6.1.192-3", "6.1.176-1"],
+                "linux-headers-6.1.0-47-common": ["6.1.170-3"]}
+        pkgs = [offered.image_pkg, "linux-headers-6.1.0-47-amd64",
+                "linux-headers-6.1.0-47-common", "linux-kbuild-6.1"]
+        with mock.patch.object(apt, "field", side_effect=lambda n, v, k, a: dep
+                               if n == "linux-headers-6.1.0-47-amd64" else ""), \
+                mock.patch.object(apt, "madison", side_effect=lambda names, arch: [
+                    apt.Offer(names[0], v, "bookworm", arch) for v in have.get(names[0], [])]):
+            got = debian.dep_versions(offered, pkgs)
+        self.assertEqual(got["linux-kbuild-6.1"], "6.1.192-3")
+        self.assertEqual(got["linux-headers-6.1.0-47-common"], "6.1.170-3")   # '=' kept
+        self.assertEqual(got[offered.image_pkg], "6.1.170-3")
+
+    def test_dependency_at_the_kernels_version_is_kept(self):
+        ver = self.offered.version
+        with mock.patch.object(apt, "field", return_value=f"linux-kbuild-7.3 (>= {ver})"), \
+                mock.patch.object(apt, "madison", return_value=[
+                    apt.Offer("linux-kbuild-7.3", v, "sid", "amd64") for v in ("9.9-1", ver)]):
+            got = debian.dep_versions(self.offered, ["img", "hdr", "linux-kbuild-7.3"])
+        self.assertEqual(got["linux-kbuild-7.3"], ver)
+
+    def test_arm64_dependency_asked_as_name_colon_arch(self):
+        offered = debian.Offered("6.1.0-47-arm64", "arm64", "linux-image-6.1.0-47-arm64-unsigned",
+                                 "6.1.170-3", ["bookworm"], "unsigned", True, "arm64")
+        with mock.patch.object(apt, "field", return_value="linux-kbuild-6.1 (>= 6.1.170-3)"), \
+                mock.patch.object(apt, "madison", side_effect=lambda names, arch: [
+                    apt.Offer("linux-kbuild-6.1", "6.1.192-3", "bookworm-security", arch)]
+                    if names == ["linux-kbuild-6.1:arm64"] else []):
+            got = debian.dep_versions(offered, ["img", "hdr", "linux-kbuild-6.1"])
+        self.assertEqual(got["linux-kbuild-6.1"], "6.1.192-3")
+
+    def test_name_version_of_a_deb(self):
+        self.assertEqual(debian._name_version(Path("linux-kbuild-6.1_6.1.192-3_amd64.deb")),
+                         "linux-kbuild-6.1=6.1.192-3")
+        self.assertEqual(debian._name_version(Path("x_1%3a2.0-1_all.deb")), "x=1:2.0-1")
+
     def test_fix_headers_points_into_final_root(self):
         rel = "6.12.117+deb12-amd64"
         tmp, root = self.tmp / "x.tmp", self.tmp / "x"
