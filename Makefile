@@ -19,7 +19,7 @@
 #                   Debian 6.1 vs 6.12
 #   make repro-gup-fast  "mm, x86/mm: Fix performance regression in
 #                   get_user_pages_fast()": 1 GiB one page per call, 20 repeats
-#   make check      everything that proves the test right (README)
+#   make check      everything that proves the test right (docs/checks.md)
 #   make check-quick  the same without the fresh-machine check (warm iteration)
 #   make check-full   make check and the debug kernels
 #   make check-debug  only the debug-kernel runs (KASAN, lockdep, kmemleak, ...)
@@ -28,7 +28,7 @@
 #                   memory pressure, 0 false verdicts (make check: 20)
 #   make patches    regenerate patches/ (upstream, stable-6.12) from the repository
 #   make patches-to-send  the same with your git identity, into out/patches
-#   make survey     the verdict on the newest Debian kernel of every series
+#   make survey     a verdict on every amd64 and arm64 Debian kernel (module or probe)
 #   make kernels    every Debian kernel debian: reaches
 #   make unit       the runner's unit tests only
 #   make check-kselftest  run_tests, install and gen_tar in guests (source kernels)
@@ -62,13 +62,13 @@ compare:
 	$(GUPNM) compare --a $(A) --b $(B) --repeat $(REPEAT) --arch $(ARCH) \
 	  $(if $(COMMAND),--command "$(COMMAND)") $(RUN_ARGS)
 
-# Issue 12/13 benchmarks and the published measurements (README: Benchmark).
+# Benchmarks and the published measurements (docs/benchmark.md).
 # Threads beyond the 2 vCPUs are oversubscribed on purpose.
 BENCH_THREADS ?= 1 2 4 8
 # 100 samples per cell, shadow and anon alternating at every sample (-i 1):
 # the host's speed drifts within seconds, and with the test's default (3
 # repetitions of 10) one cell in eight of bench-fix had its five ratios
-# spread beyond +-15 % (README: Benchmark).
+# spread beyond +-15 % (docs/benchmark.md).
 BENCH_SAMPLING ?= -r 100 -i 1
 # --config selftests: CONFIG_GUP_TEST, so every run also cross-checks the
 # anon control against gup_test -a.
@@ -124,7 +124,7 @@ check-debug:
 check-prefixes:
 	$(PYTHON) runner/gupnm-check --prefixes $(CHECK_ARGS)
 
-# Issue 13: not in make check (README: times); the three arm64 rows.
+# Not in make check (docs/arm64.md: times); the arm64 rows.
 check-arm64:
 	$(PYTHON) runner/gupnm-check --arm64 $(CHECK_ARGS)
 
@@ -142,8 +142,14 @@ patches-to-send:
 	patchgen/gen-series.sh -g -o $(OUT)/upstream upstream
 	patchgen/gen-series.sh -g -o $(OUT)/stable-6.12 stable-6.12
 
+# Both arches, each to its end; the worse exit code of the two (3 > 1 > 0).
+SURVEY_ARCHES ?= amd64 arm64
 survey:
-	$(GUPNM) survey $(RUN_ARGS)
+	@rc=0; for a in $(SURVEY_ARCHES); do \
+	  $(GUPNM) survey --arch $$a $(RUN_ARGS); r=$$?; \
+	  echo "make survey: runner/gupnm-run survey --arch $$a exited $$r" >&2; \
+	  if [ $$r -eq 3 ] || { [ $$r -ne 0 ] && [ $$rc -ne 3 ]; }; then rc=$$r; fi; \
+	done; exit $$rc
 
 kernels:
 	$(GUPNM) kernels $(RUN_ARGS)
@@ -151,9 +157,9 @@ kernels:
 unit:
 	$(PYTHON) runner/tests/run_unit_tests.py
 
-# Issue 11: the ways pipelines run selftests (also part of make check).
+# The ways pipelines run selftests (also part of make check).
 check-kselftest:
-	cd runner && $(PYTHON) -m gupnm.kselftest_checks --paths
+	cd runner && $(PYTHON) -m gupnm.check.kselftest_checks --paths
 
 check-lava:
-	cd runner && $(PYTHON) -m gupnm.kselftest_checks --lava
+	cd runner && $(PYTHON) -m gupnm.check.kselftest_checks --lava

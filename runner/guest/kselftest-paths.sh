@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Run in the guest by init as its test command (runner/gupnm/kselftest_paths.py):
+# Run in the guest by init as its test command (runner/gupnm/ci/kselftest_paths.py):
 # the gup_test category (with gup_null_mapping) the three ways the kernel community runs selftests.
 #   run_tests  make -C <tree>/tools/testing/selftests TARGETS=mm run_tests
 #   install    <install>/run_kselftest.sh -t <collection:test>

@@ -31,12 +31,13 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import (arm64, cache, command, console, figures, kconfig, kernels,
-               kselftest_build, modload, qemu, results, source, stats, survey, tap, testargs,
-               vmlinux, vmrun)
-from . import probe  # issue 19: the module-free probe
-from . import lab  # issue 20: gupnm-run kselftest, gupnm-run lava
+from . import command, probe, survey, testargs
+from .ci import lab  # issue 20: gupnm-run kselftest, gupnm-run lava
+from .guest import qemu, vmrun
 from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
+from .parse import console, modload, tap
+from .prepare import arm64, cache, kconfig, kernels, kselftest_build, source, vmlinux
+from .report import figures, results, stats
 
 # Debian 12 (bookworm) hosts build its 6.12 module with their own gcc-12:
 # the main job needs no suite root. debian:6.12 is trixie's newest.
@@ -277,8 +278,8 @@ def run_meta(started: datetime) -> dict:
 
 def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
             live=None):
-    """Prepare @spec and run the test (through run_vmtests.sh where the
-    tree has it), then the benchmark with args.test_args."""
+    """Prepare @spec and run the test, then the benchmark with
+    args.test_args."""
     check_input(spec, args)
     arch = getattr(args, "arch", "amd64")
     ensure_tools(source_build=spec.startswith("source:"),
@@ -613,7 +614,7 @@ def _check_figures(out: vmrun.RunOutcome, spec: str, args) -> None:
                               f"figures are not comparable; see {out.outdir}")
         if not out.summary.get("figures"):
             raise RunnerError(f"'{args.command}' on {spec} printed no figure the "
-                              f"runner knows how to read (runner/gupnm/figures.py); "
+                              f"runner knows how to read (runner/gupnm/report/figures.py); "
                               f"see {out.outdir}/tap.txt")
     elif not out.summary["bench"]:
         raise RunnerError(f"kernel {spec} produced no benchmark table "
@@ -770,7 +771,7 @@ def parse_log(raw: str) -> tuple[tap.TapResult, list, int | None]:
     exit_status = None
     bench = None                # the benchmark program's output, if any
     if "GUPNM-TAP-BEGIN" in raw:               # a status.log
-        from .status import parse_status
+        from .parse.status import parse_status
         st = parse_status(raw)
         text, exit_status, bench = st.tap, st.exit_code, st.bench
         splat_text = st.dmesg
@@ -916,6 +917,19 @@ def _wants_json(argv: list[str]) -> bool:
     return "--json" in argv
 
 
+def _add_cache_parser(sub) -> None:
+    p = sub.add_parser("cache", help="show the cache's size by group; clean it",
+                       description=cache.__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--clean", nargs="+", metavar="GROUP",
+                   choices=[*cache.GROUPS, cache.RESULTS, "all"],
+                   help="remove these groups' entries: " + ", ".join(
+                       [*cache.GROUPS, cache.RESULTS, "all"]))
+    p.add_argument("--older-than", type=float, metavar="DAYS", default=None,
+                   help="only entries last changed more than DAYS days ago")
+    p.set_defaults(func=cmd_cache)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _Parser(prog="gupnm", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -945,16 +959,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("parse", help="verdict of a saved console log, status.log or TAP file")
     p.add_argument("file", type=Path)
     p.set_defaults(func=cmd_parse)
-    p = sub.add_parser("cache", help="show the cache's size by group; clean it",
-                       description=cache.__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--clean", nargs="+", metavar="GROUP",
-                   choices=[*cache.GROUPS, cache.RESULTS, "all"],
-                   help="remove these groups' entries: " + ", ".join(
-                       [*cache.GROUPS, cache.RESULTS, "all"]))
-    p.add_argument("--older-than", type=float, metavar="DAYS", default=None,
-                   help="only entries last changed more than DAYS days ago")
-    p.set_defaults(func=cmd_cache)
+    _add_cache_parser(sub)
     survey.add_parsers(sub, _vm_args, run_one)
     probe.add_parsers(sub)
     lab.add_parsers(sub, _results_arg, _results_dir, run_meta)

@@ -24,8 +24,8 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import kconfig
 from .host import UsageError
+from .prepare import kconfig
 
 SELFTESTS_MM = "tools/testing/selftests/mm"
 # What the guest needs besides the command's memory: kernel, init, test.

@@ -98,7 +98,7 @@ def progress(msg: str) -> None:
     print(f"[{time.monotonic() - _T0:6.1f}s] {msg}", file=sys.stderr, flush=True)
 
 
-# Children die with the runner, however it ends (issue 21): each is the
+# Children die with the runner, however it ends: each is the
 # leader of a process group of its own, which the runner kills when it
 # stops waiting for it (an exception, SIGINT, SIGTERM) and which a small
 # watchdog process kills when the runner dies without a word (SIGKILL):

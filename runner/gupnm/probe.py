@@ -183,7 +183,7 @@ def verdict_line(res: ProbeResult) -> str:
 
 def build(cc: str = "gcc") -> Path:
     """The static probe, cached by the content of its source."""
-    from .kernels import _static_build
+    from .prepare.kernels import _static_build
     return _static_build("probe", "gupnm_probe", SOURCE, [SOURCE], [], [], cc)
 
 
@@ -281,7 +281,7 @@ def initramfs(workdir: Path, binary: Path, probe_args: list[str], *,
               busybox: Path | None = None, status: str = "/dev/ttyS1") -> Path:
     """busybox (@busybox: the guest's, when not the host's), the probe and
     an init that runs it, reporting on @status; a newc cpio."""
-    from . import initramfs as ifs
+    from .guest import initramfs as ifs
     root = workdir / "probe-guest-root"
     if root.exists():
         shutil.rmtree(root)
@@ -300,7 +300,7 @@ def initramfs(workdir: Path, binary: Path, probe_args: list[str], *,
 def select_any(spec: str, offers: list, arch: str = "amd64"):
     """debian.select() without its need for headers: the probe needs only
     the image, so debian:7.1 is the newest 7.1 with or without them."""
-    from . import debian
+    from .prepare import debian
     chosen = debian.select(spec, [dataclasses.replace(o, headers=True)
                                   for o in offers], arch)
     return next(o for o in offers if (o.release, o.version, o.image_pkg) ==
@@ -339,7 +339,7 @@ def _extract_image(deb: Path, dest: Path, rel: str) -> None:
 def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
     """A Debian kernel image (image package only: no headers needed), cached
     beside debian.fetch()'s entries and reusing one when it is there."""
-    from . import apt, debian
+    from .prepare import apt, debian
     kind, _, rest = spec.partition(":")
     if kind != "debian" or not rest:
         raise UsageError(f"--method probe boots debian:SPEC and image:KERNEL "
@@ -387,7 +387,7 @@ def image_of(spec: str, arch: str = "amd64") -> Path:
     if not image.is_file():
         raise UsageError(f"kernel image {image} does not exist")
     if arch == "amd64":
-        from . import vmlinux
+        from .prepare import vmlinux
         vmlinux.check_kernel(image)
     return image
 
@@ -399,11 +399,11 @@ def run_guest(image: Path, outdir: Path, probe_args: list[str], *,
     that died before the probe started is booted again, up to @retries
     times, and said so. arm64: qemu-system-aarch64 -M virt, the probe
     cross-built, Debian's arm64 busybox, the status port on ttyS0."""
-    from . import qemu
+    from .guest import qemu
     work = outdir / "probe-work"
     work.mkdir(parents=True, exist_ok=True)
     if arch == "arm64":
-        from . import arm64
+        from .prepare import arm64
         initrd = initramfs(work, build(arm64.selftest_cc()), probe_args,
                            busybox=arm64.busybox(), status="/dev/ttyS0")
     else:
@@ -616,7 +616,7 @@ def cmd_survey(args) -> int:
     headers): a verdict per row, the method named, compared with what the
     kernel is known to carry. Exit 0 when every row has a verdict that
     matches, 1 on a mismatch, 3 when a row has no verdict."""
-    from . import debian
+    from .prepare import debian
     offers = [o for o in debian.catalogue(args.arch)
               if o.flavour == debian.DEFAULT_FLAVOUR[args.arch]
               and (not args.series or o.series in args.series.split(","))]

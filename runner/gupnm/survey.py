@@ -1,20 +1,25 @@
-"""What `debian:` reaches, and the verdict on the newest kernel of each series.
+"""What `debian:` reaches, and a verdict on every kernel of it.
 
-  gupnm-run kernels [--flavours F,..] [--json]   every kernel Debian offers
-  gupnm-run survey  [--flavours F,..] [--json]   run the newest of each series
+  gupnm-run kernels [--arch A] [--flavours F,..] [--json]   every kernel Debian offers
+  gupnm-run survey  [--arch A] [--flavours F,..] [--series S,..] [--newest]
 
-A kernel whose headers are no longer in the archive is listed as such (no
-module can be built for it), never dropped.
+Each kernel gets the module's verdict where its headers are in the archive
+and the module run judged it, else the module-free probe's (probe.py): the
+row names the method and why. No kernel is left without a test.
 """
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 
-from . import debian, stats
 from .host import REPO, RunnerError, UsageError, progress
+from .prepare import debian
+from . import probe
+from .report import stats
 
 
 def _flavours(text: str) -> list[str]:
@@ -37,30 +42,32 @@ def newest_per_series(offers: list[debian.Offered],
 
 
 def cmd_kernels(args) -> int:
-    flavours = _flavours(args.flavours)
-    offers = [o for o in debian.catalogue() if o.flavour in flavours]
+    flavours = _flavours(args.flavours or debian.DEFAULT_FLAVOUR[args.arch])
+    offers = [o for o in debian.catalogue(args.arch) if o.flavour in flavours]
     if args.json:
         print(json.dumps([o.to_json() for o in offers], indent=2))
         return 0
     rows = [[o.release, o.version, o.suite, o.layout,
-             "yes" if o.headers else "no (cannot be tested)"] for o in offers]
+             "yes" if o.headers else "no (the probe tests it)"] for o in offers]
     print(stats.format_table(rows, ["release", "package version", "suites",
                                     "layout", "headers"]))
     print(f"{len(offers)} kernels; debian:SERIES or debian:SUITE picks the newest "
-          "with headers, debian:RELEASE an exact one")
+          "with headers, debian:RELEASE an exact one; `survey` gives each a verdict")
     return 0
 
 
 def _row(o: debian.Offered, summary: dict | None, code: int | None,
          error: str = "") -> dict:
+    """A module row: the run's summary.json (None: the run ended early)."""
     row = o.to_json()
-    row.update({"verdict": None, "exit_status": code, "shadow": None,
-                "ratio": None, "results": None, "error": error or None})
+    row.update({"method": "module", "verdict": None, "exit_status": code,
+                "shadow": None, "ratio": None, "results": None,
+                "bug_present": None, "error": error or None})
     if summary is None:
-        row["verdict"] = "untested: no headers in the archive" if not o.headers \
-            else f"error: {error}"
+        row["verdict"] = f"error: {error}"
         return row
     row["verdict"] = summary.get("verdict")
+    row["bug_present"] = summary.get("bug_present")
     for v in summary.get("verdicts", []):
         if v["backing"] == "shadow" and v["access"] == "write":
             row["shadow"] = f"{v['fast']}/{v['total']}"
@@ -70,56 +77,194 @@ def _row(o: debian.Offered, summary: dict | None, code: int | None,
     return row
 
 
-def cmd_survey(args, run_one, vm_args) -> int:
-    """Run the newest kernel of every series; table + survey.json."""
-    flavours = _flavours(args.flavours)
-    picked = newest_per_series(debian.catalogue(), flavours)
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    outdir = args.results or REPO / "results" / f"survey-{stamp}"
-    outdir.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for o in picked:
-        if not o.headers:
-            progress(f"{o.release}: no headers in the archive, not tested")
-            rows.append(_row(o, None, None))
-            continue
-        progress(f"survey: {o.release} ({o.suite})")
+def _probe_row(row: dict, res: probe.ProbeResult, outdir: Path) -> dict:
+    """@row (a module row or a bare offer) turned into the probe's."""
+    row.update({"method": probe.METHOD, "exit_status": probe.exit_code(res),
+                "bug_present": res.bug_present, "verdict": probe.verdict_line(res),
+                "ratio": round(res.cost["ratio"], 2) if res.cost else None,
+                "shadow": None, "results": str(outdir),
+                "error": "; ".join(res.errors) or None})
+    slow = sum(1 for v in res.verdicts.values() if v["slow"])
+    row["evidence"] = (f"{slow}/{len(res.verdicts)} producers slow"
+                       if res.verdicts else None)
+    return row
+
+
+def survey_one(o: debian.Offered, run_module, run_probe) -> dict:
+    """One kernel's row: the module where its headers are in the archive and
+    the run judged the kernel (exit 0 or 1 with a shadow verdict), else the
+    probe, with the reason (no headers; the module's build or run failed:
+    its first line)."""
+    t0 = time.monotonic()
+    why = "no headers in the archive: the module cannot be built"
+    module = None
+    if o.headers:
         try:
-            out = run_one(f"debian:{o.release}", vm_args,
-                          outdir / o.release.replace("+", "_"))
-            rows.append(_row(o, out.summary, out.exit_code))
-            rows[-1]["results"] = str(out.outdir)
+            out = run_module(o)
+            module = _row(o, out.summary, out.exit_code)
+            module["results"] = str(out.outdir)
+            module["evidence"] = f"shadow {module['shadow']} fast" \
+                if module["shadow"] else None
+            if out.exit_code in (0, 1) and module["bug_present"] is not None:
+                module.update(method_reason="module: the headers are in the archive",
+                              seconds=round(time.monotonic() - t0, 1))
+                return module
+            problems = (out.summary or {}).get("problems") or [
+                f"no shadow verdict: {module['verdict']}"]
+            why = f"the module run could not judge it (exit {out.exit_code}: {problems[0]})"
         except RunnerError as err:
-            rows.append(_row(o, None, None, str(err).splitlines()[0]))
-    (outdir / "survey.json").write_text(json.dumps(
-        {"date": stamp, "flavours": flavours, "kernels": rows}, indent=2) + "\n")
-    table = [[r["series"], r["release"], r["suites"][0] if r["suites"] else "",
-              r["version"], r["shadow"] or "-",
-              f"{r['ratio']:.2f}" if r["ratio"] else "-", r["verdict"]]
-             for r in rows]
-    text = stats.format_table(table, ["series", "release", "suite", "package",
-                                      "shadow fast", "shadow/anon", "verdict"])
-    (outdir / "survey.txt").write_text(text + "\n")
+            why = f"the module could not be used: {one_line(err)}"
+    row = o.to_json()
+    row["module_exit_status"] = module["exit_status"] if module else None
+    row["method_reason"] = f"probe: {why}"
+    try:
+        res, outdir = run_probe(o)
+        _probe_row(row, res, outdir)
+    except RunnerError as err:
+        row.update(method=probe.METHOD, exit_status=probe.EXIT_INFRA,
+                   bug_present=None, verdict=f"error: {str(err).splitlines()[0]}",
+                   ratio=None, shadow=None, evidence=None, results=None,
+                   error=str(err).splitlines()[0])
+    row["seconds"] = round(time.monotonic() - t0, 1)
+    return row
+
+
+def one_line(err: Exception) -> str:
+    """An error on one line: its first, and its last when the first only
+    announces what follows ("apt-get download ... failed (exit 100):")."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    if not lines:
+        return type(err).__name__
+    if len(lines) > 1 and lines[0].endswith(":"):
+        return f"{lines[0]} {lines[-1]}"
+    return lines[0]
+
+
+def _judged(row: dict) -> dict:
+    """What the row's series is known to carry, and whether it agrees."""
+    row["expected_bug"] = probe.expected_bug(row["series"])
+    row["agrees"] = (None if row["bug_present"] is None or row["expected_bug"] is None
+                     else row["bug_present"] == row["expected_bug"])
+    return row
+
+
+def _word(row: dict) -> str:
+    word = {True: "FAIL: bug present", False: "PASS: no bug",
+            None: row["verdict"] or "no verdict"}[row["bug_present"]]
+    if row.get("agrees") is False:
+        word += " (MISMATCH: the series is known to " + \
+            ("carry it)" if row["expected_bug"] else "be free of it)")
+    return word
+
+
+def table(rows: list[dict]) -> str:
+    cells = [[r["series"], r["release"], r["suites"][0] if r["suites"] else "",
+              r["version"], r["method"], r.get("evidence") or "-",
+              f"{r['ratio']:.2f}" if r["ratio"] else "-", _word(r)] for r in rows]
+    return stats.format_table(cells, ["series", "release", "suite", "package",
+                                      "method", "evidence", "ratio", "verdict"])
+
+
+def exit_status(rows: list[dict]) -> int:
+    """3 when a row has no verdict, 1 when a verdict contradicts what its
+    series carries, else 0 (a kernel with the bug is a finding, not a
+    failure of the survey)."""
+    if any(r["bug_present"] is None for r in rows):
+        return 3
+    return 1 if any(r.get("agrees") is False for r in rows) else 0
+
+
+def pick(args) -> list[debian.Offered]:
+    """Every kernel of --arch and --flavours (--series: only those; --newest:
+    only the newest release of each series), oldest first."""
+    flavours = _flavours(args.flavours or debian.DEFAULT_FLAVOUR[args.arch])
+    offers = [o for o in debian.catalogue(args.arch) if o.flavour in flavours]
+    if args.series:
+        wanted = [s.strip() for s in args.series.split(",") if s.strip()]
+        offers = [o for o in offers if o.series in wanted]
+    if args.newest:
+        offers = newest_per_series(offers, flavours)
+    if not offers:
+        raise UsageError(f"no {args.arch} kernel matches --flavours "
+                         f"{','.join(flavours)} --series {args.series or 'any'}: "
+                         f"list them with runner/gupnm-run kernels --arch {args.arch}")
+    return offers
+
+
+def _runners(args, run_one, outdir: Path):
+    def run_module(o):
+        progress(f"survey: {o.release} ({o.suite}), the module")
+        return run_one(f"debian:{o.release}", args, outdir / _dirname(o.release))
+
+    def run_probe(o):
+        progress(f"survey: {o.release} ({o.suite}), the probe")
+        release, image, source = probe.fetch_image(f"debian:{o.release}", args.arch)
+        sub = outdir / (_dirname(o.release) + "-probe")
+        sub.mkdir(parents=True, exist_ok=True)
+        res, where, notes = probe.run_guest(image, sub, [], timeout=min(args.timeout, 120),
+                                            retries=args.retries, arch=args.arch)
+        probe.write_reports(sub, probe.summary(
+            f"debian:{o.release}", res, where=where, why="make survey",
+            release=release, source=source, notes=notes))
+        return res, sub
+    return run_module, run_probe
+
+
+def _dirname(release: str) -> str:
+    return release.replace("+", "_")
+
+
+def cmd_survey(args, run_one) -> int:
+    """Every Debian kernel of --arch: a row each, its method named;
+    survey.json and survey.txt in the results folder."""
+    picked = pick(args)
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    outdir = args.results or REPO / "results" / f"survey-{args.arch}-{stamp}"
+    outdir.mkdir(parents=True, exist_ok=True)
+    run_module, run_probe = _runners(args, run_one, outdir)
+    t0 = time.monotonic()
+    rows = []
+    for i, o in enumerate(picked, 1):
+        progress(f"survey: kernel {i}/{len(picked)}")
+        rows.append(_judged(survey_one(o, run_module, run_probe)))
+        _write(outdir, stamp, args, rows, time.monotonic() - t0)
+    text = table(rows)
     print(text)
-    print(f"results: {outdir}/survey.json")
+    code = exit_status(rows)
+    methods = {m: sum(r["method"] == m for r in rows) for m in ("module", probe.METHOD)}
+    print(f"{len(rows)} {args.arch} kernels ({methods['module']} module, "
+          f"{methods[probe.METHOD]} probe) in {time.monotonic() - t0:.0f} s; "
+          f"results: {outdir}/survey.json; exit {code}")
     if args.json:
         json.dump(rows, sys.stdout, indent=2)
         print()
-    tested = [r for r in rows if r["exit_status"] is not None]
-    # The survey ran when every kernel with headers gave a verdict; a kernel
-    # that carries the regression is a finding, not a failure of the survey.
-    return 0 if all(r["exit_status"] in (0, 1) for r in tested) else 3
+    return code
+
+
+def _write(outdir: Path, stamp: str, args, rows: list[dict], seconds: float) -> None:
+    """survey.json and survey.txt, rewritten after every kernel."""
+    (outdir / "survey.json").write_text(json.dumps(
+        {"date": stamp, "arch": args.arch, "flavours": args.flavours,
+         "seconds": round(seconds), "load_average": list(os.getloadavg()),
+         "kernels": rows}, indent=2) + "\n")
+    (outdir / "survey.txt").write_text(table(rows) + "\n")
 
 
 def add_parsers(sub, vm_args_adder, run_one) -> None:
     p = sub.add_parser("kernels", help="list the Debian kernels debian: reaches")
-    p.add_argument("--flavours", default="amd64",
-                   help="comma-separated flavours (amd64, cloud-amd64, rt-amd64)")
+    p.add_argument("--arch", choices=("amd64", "arm64"), default="amd64")
+    p.add_argument("--flavours", default=None,
+                   help="comma-separated flavours (default: the arch's plain one; "
+                   "amd64, cloud-amd64, rt-amd64, arm64, arm64-16k, ...)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_kernels)
-    p = sub.add_parser("survey", help="the verdict on the newest Debian kernel "
-                       "of every series (make survey)")
-    p.add_argument("--flavours", default="amd64",
-                   help="comma-separated flavours (amd64, cloud-amd64, rt-amd64)")
+    p = sub.add_parser("survey", help="a verdict on every Debian kernel of "
+                       "--arch, the module's or the probe's (make survey)")
+    p.add_argument("--flavours", default=None,
+                   help="comma-separated flavours (default: the arch's plain one)")
+    p.add_argument("--series", default="", metavar="S,..",
+                   help="only these series, e.g. 6.1,7.3")
+    p.add_argument("--newest", action="store_true",
+                   help="only the newest release of each series")
     vm_args_adder(p)
-    p.set_defaults(func=lambda args: cmd_survey(args, run_one, args))
+    p.set_defaults(func=lambda args: cmd_survey(args, run_one))

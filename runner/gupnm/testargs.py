@@ -22,6 +22,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .host import REPO, UsageError
 
@@ -133,6 +134,15 @@ def check(text: str, *, vcpus: int, source: Path = BENCH) -> list[str]:
                              "update runner/gupnm/testargs.py")
         return c[name]
 
+    values, operands = _getopt(args, accepted, limit)
+    _check_threads(operands, values, vcpus, c, limit)
+    return args
+
+
+def _getopt(args: list[str], accepted: str,
+            limit: Callable[[str], float]) -> tuple[dict[str, float], list[str]]:
+    """@args read as the benchmark's getopt(@accepted) reads them: the
+    checked values of the options RULES knows, and the operands."""
     values: dict[str, float] = {}
     operands: list[str] = []
     i = 0
@@ -166,7 +176,13 @@ def check(text: str, *, vcpus: int, source: Path = BENCH) -> list[str]:
                     values[letter] = _ratio(value, limit(rule.limit))
             elif rule and rule.kind == "help":
                 raise _bad(f"-{letter} only prints the benchmark's help: nothing would run")
+    return values, operands
 
+
+def _check_threads(operands: list[str], values: dict[str, float], vcpus: int,
+                   c: dict[str, float], limit: Callable[[str], float]) -> None:
+    """The thread counts (default 1 2 4 ... vcpus) within the benchmark's
+    limits, and repetitions x iterations within its samples per thread."""
     most = int(limit(THREAD_COUNTS_LIMIT))
     if len(operands) > most:
         raise _bad(f"too many thread counts ({len(operands)}): at most {most}")
@@ -181,7 +197,6 @@ def check(text: str, *, vcpus: int, source: Path = BENCH) -> list[str]:
         if reps * iters > samples // t:
             raise _bad(f"{t} threads x {int(reps)} reps x {int(iters)} iters "
                        f"exceeds {int(samples)} samples")
-    return args
 
 
 def _int_operand(value: str, limit: float) -> int:

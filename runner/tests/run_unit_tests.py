@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Run every runner/tests/test_*.py with unittest, from any working directory.
+"""Run every runner/tests/test_*.py and runner/tests/*/test_*.py (one folder per
+package of runner/gupnm) with unittest, from any working directory.
 
 Prints one line per test (PASS/FAIL/ERROR/SKIP), the details of each failure,
 and a plain last line ``N passed, N failed`` (``, N skipped`` when any).

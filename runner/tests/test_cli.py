@@ -19,9 +19,10 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gupnm import cli, vmrun  # noqa: E402
+from gupnm import cli  # noqa: E402
+from gupnm.guest import vmrun  # noqa: E402
 from gupnm.host import REPO, RunnerError, UsageError  # noqa: E402
-from gupnm.status import parse_status  # noqa: E402
+from gupnm.parse.status import parse_status  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / 'data'
 REAL = DATA / 'real'

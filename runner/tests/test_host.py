@@ -94,7 +94,7 @@ def _wait_gone(pids, seconds=10.0) -> list:
 
 class ChildrenTest(unittest.TestCase):
     """Children die with the runner: real processes (sleep), never a
-    stand-in: only groups the runner made are ever signalled (issue 21)."""
+    stand-in: only groups the runner made are ever signalled."""
 
     def test_stop_ends_the_whole_group(self):
         import subprocess

@@ -251,7 +251,7 @@ class Survey(unittest.TestCase):
         self.assertIsNone(probe.expected_bug("7.4"))
 
     def test_rows_and_mismatches(self):
-        from gupnm import debian
+        from gupnm.prepare import debian
         offers = [debian.Offered(rel, "amd64", "linux-binary-" + rel, "1",
                                  ["sid"], "binary", hdr)
                   for rel, hdr in (("6.19.6+deb13-amd64", False),
@@ -307,7 +307,7 @@ class Guest(unittest.TestCase):
         exe = d / "gupnm_probe"
         exe.write_text("")
         packed = []
-        with mock.patch("gupnm.initramfs._pack",
+        with mock.patch("gupnm.guest.initramfs._pack",
                         side_effect=lambda root, cpio: packed.append(root) or cpio):
             probe.initramfs(d, exe, ["-n", "8", "it's"])
         init = (packed[0] / "init").read_text()
@@ -316,7 +316,7 @@ class Guest(unittest.TestCase):
         self.assertTrue(os.access(packed[0] / "init", os.X_OK))
 
     def test_select_any_takes_kernels_without_headers(self):
-        from gupnm import debian
+        from gupnm.prepare import debian
         offers = [debian.Offered("7.1.13+deb13-amd64", "amd64",
                                  "linux-binary-7.1.13+deb13-amd64",
                                  "7.1.13-1~bpo13+1", ["trixie-backports"],

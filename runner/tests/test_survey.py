@@ -1,10 +1,14 @@
 """Unit tests for gupnm.survey: which kernels a survey runs, how rows read."""
 from __future__ import annotations
 
+import argparse
 import unittest
+from pathlib import Path
+from unittest import mock
 
-from gupnm import debian, survey
-from gupnm.host import UsageError
+from gupnm import probe, survey
+from gupnm.prepare import debian
+from gupnm.host import RunnerError, UsageError
 
 
 def offer(rel, headers=True, flavour="amd64", suites=("trixie",)):
@@ -25,11 +29,6 @@ class NewestPerSeriesTest(unittest.TestCase):
         got = survey.newest_per_series(offers, ["amd64", "cloud-amd64"])
         self.assertIn("6.12.118+deb13-cloud-amd64", [o.release for o in got])
 
-    def test_no_headers_is_listed_not_dropped(self):
-        row = survey._row(offer("7.1.13+deb13-amd64", headers=False), None, None)
-        self.assertEqual(row["verdict"], "untested: no headers in the archive")
-        self.assertIsNone(row["exit_status"])
-
     def test_row_from_summary(self):
         summary = {"verdict": "FAIL: shadow", "verdicts": [
             {"backing": "shadow", "access": "write", "fast": 0, "total": 512}],
@@ -42,6 +41,131 @@ class NewestPerSeriesTest(unittest.TestCase):
         self.assertEqual(survey._flavours("amd64, cloud-amd64"), ["amd64", "cloud-amd64"])
         with self.assertRaises(UsageError):
             survey._flavours(" , ")
+
+
+def probe_result(slow: bool, ratio=1.8):
+    res = probe.ProbeResult(exit_status=1 if slow else 0, plan=1)
+    res.verdicts = {"packet_tx_ring": {"slow": 8 if slow else 0, "pages": 8},
+                    "bpf_ringbuf": {"slow": 2 if slow else 0, "pages": 2}}
+    res.cost = {"producer": "packet_tx_ring", "ratio": ratio, "rounds": 9,
+                "ratio_quartiles": [1.7, 1.9], "ns_per_call": 1, "control_ns_per_call": 1}
+    return res
+
+
+class Outcome:
+    def __init__(self, code, summary):
+        self.exit_code, self.summary, self.outdir = code, summary, Path("/r/m")
+
+
+BUG = {"verdict": "shadow 0/512 fast", "bug_present": True, "verdicts": [
+    {"backing": "shadow", "access": "write", "fast": 0, "total": 512}],
+    "bench_ratio": [{"shadow_anon_ratio": 3.1}], "problems": []}
+
+
+class SurveyOneTest(unittest.TestCase):
+    """Every kernel gets a row with a method: the module where it judged
+    the kernel, else the probe, saying why."""
+
+    def never(self, o):
+        raise AssertionError(f"not expected for {o.release}")
+
+    def test_headers_and_a_verdict_is_the_module(self):
+        row = survey.survey_one(offer("6.12.118+deb13-amd64"),
+                                lambda o: Outcome(1, BUG), self.never)
+        row = survey._judged(row)
+        self.assertEqual((row["method"], row["bug_present"], row["evidence"],
+                          row["exit_status"], row["agrees"]),
+                         ("module", True, "shadow 0/512 fast", 1, True))
+
+    def test_no_headers_is_the_probe_with_its_reason(self):
+        row = survey.survey_one(offer("7.1.13+deb13-amd64", headers=False), self.never,
+                                lambda o: (probe_result(True), Path("/r/p")))
+        row = survey._judged(row)
+        self.assertEqual((row["method"], row["bug_present"], row["evidence"],
+                          row["ratio"], row["agrees"]),
+                         ("probe", True, "2/2 producers slow", 1.8, True))
+        self.assertIn("no headers in the archive", row["method_reason"])
+
+    def test_module_that_cannot_be_built_falls_back_to_the_probe(self):
+        def fail(o):
+            raise RunnerError("aarch64-linux-gnu-gcc-14 not found: the kernel...\nmore")
+        row = survey.survey_one(offer("7.3.4+deb13-arm64", flavour="arm64"), fail,
+                                lambda o: (probe_result(False, 0.9), Path("/r/p")))
+        self.assertEqual((row["method"], row["bug_present"]), ("probe", False))
+        self.assertEqual(row["method_reason"], "probe: the module could not be used: "
+                         "aarch64-linux-gnu-gcc-14 not found: the kernel...")
+
+    def test_a_download_failure_keeps_apts_reason(self):
+        def fail(o):
+            raise RunnerError("apt-get download linux-kbuild-6.1=6.1.170-3 failed (exit 100):\n"
+                              "E: Version '6.1.170-3' for 'linux-kbuild-6.1' was not found")
+        row = survey.survey_one(offer("6.1.0-47-amd64"), fail,
+                                lambda o: (probe_result(False, 0.9), Path("/r/p")))
+        self.assertEqual(row["method_reason"], "probe: the module could not be used: "
+                         "apt-get download linux-kbuild-6.1=6.1.170-3 failed (exit 100): "
+                         "E: Version '6.1.170-3' for 'linux-kbuild-6.1' was not found")
+
+    def test_module_run_without_verdict_falls_back_and_keeps_its_code(self):
+        dead = {"problems": ["the guest died"], "bug_present": None, "verdicts": []}
+        row = survey.survey_one(offer("6.12.118+deb13-amd64"), lambda o: Outcome(3, dead),
+                                lambda o: (probe_result(True), Path("/r/p")))
+        self.assertEqual((row["method"], row["module_exit_status"]), ("probe", 3))
+        self.assertIn("exit 3: the guest died", row["method_reason"])
+
+    def test_module_failure_without_shadow_verdict_falls_back(self):
+        other = {"problems": [], "bug_present": None, "verdicts": [],
+                 "verdict": "FAIL: other failure"}
+        row = survey.survey_one(offer("6.12.118+deb13-amd64"), lambda o: Outcome(1, other),
+                                lambda o: (probe_result(True), Path("/r/p")))
+        self.assertEqual((row["method"], row["module_exit_status"], row["bug_present"]),
+                         ("probe", 1, True))
+        self.assertIn("no shadow verdict: FAIL: other failure", row["method_reason"])
+
+    def test_probe_failure_is_a_row_without_verdict(self):
+        def fail(o):
+            raise RunnerError("apt-get download failed")
+        row = survey.survey_one(offer("7.1.13+deb13-amd64", headers=False), self.never, fail)
+        self.assertEqual((row["exit_status"], row["bug_present"]), (3, None))
+        self.assertEqual(survey.exit_status([survey._judged(row)]), 3)
+
+
+class ExitStatusTest(unittest.TestCase):
+    def row(self, series, bug):
+        return survey._judged({"series": series, "bug_present": bug, "verdict": ""})
+
+    def test_findings_are_not_failures(self):
+        self.assertEqual(survey.exit_status([self.row("6.12", True), self.row("7.3", False)]), 0)
+
+    def test_mismatch_is_1_and_marked(self):
+        rows = [self.row("6.1", True)]
+        self.assertEqual(survey.exit_status(rows), 1)
+        self.assertIn("MISMATCH", survey._word(rows[0]))
+
+    def test_no_verdict_is_3(self):
+        self.assertEqual(survey.exit_status([self.row("6.1", None)]), 3)
+
+
+class PickTest(unittest.TestCase):
+    OFFERS = [offer("6.1.0-56-amd64"), offer("6.1.0-57-amd64"),
+              offer("7.1.13+deb13-amd64", headers=False),
+              offer("7.1.13+deb13-cloud-amd64", flavour="cloud-amd64")]
+
+    def args(self, **kw):
+        base = dict(arch="amd64", flavours=None, series="", newest=False)
+        base.update(kw)
+        return argparse.Namespace(**base)
+
+    def test_every_kernel_of_the_plain_flavour(self):
+        with mock.patch.object(debian, "catalogue", return_value=self.OFFERS):
+            got = [o.release for o in survey.pick(self.args())]
+        self.assertEqual(got, ["6.1.0-56-amd64", "6.1.0-57-amd64", "7.1.13+deb13-amd64"])
+
+    def test_series_and_newest(self):
+        with mock.patch.object(debian, "catalogue", return_value=self.OFFERS):
+            got = [o.release for o in survey.pick(self.args(series="6.1", newest=True))]
+            self.assertEqual(got, ["6.1.0-57-amd64"])
+            with self.assertRaisesRegex(UsageError, "no amd64 kernel matches"):
+                survey.pick(self.args(series="5.10"))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,451 @@
+"""`make check`: everything that proves the test right, as counted checks.
+
+Host checks: the runner's unit tests, the module against Debian's 6.1 and
+6.12 headers with W=1 (and sparse when installed), the selftest with
+-Werror, shellcheck, checkpatch --strict on every patch, the series applying
+with git am and patch -p1 to linux-source-6.12 and matching what
+patchgen/gen-series.sh makes. VM checks: the expected verdict on real
+kernels, default and debug configs (see matrix.py). Prints one `ok`/`not ok` line per check and ends
+with `N passed, N failed`.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ..host import REPO, RunnerError, cache_dir, ensure_tools, progress
+from ..prepare import chroot, debian, source
+from ..prepare.modsource import gup_test_source
+from . import arm64_checks, contract, kselftest_checks, matrix, numa, probe_checks
+from .tally import Tally
+
+
+def _sh(cmd, cwd=None, env=None) -> tuple[int, str]:
+    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True,
+                          text=True, env=dict(os.environ, **(env or {})))
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def check_unit(t: Tally) -> None:
+    rc, out = _sh([sys.executable, REPO / "runner/tests/run_unit_tests.py"])
+    m = re.search(r"^(\d+) passed, (\d+) failed", out, re.M)
+    passed = int(m.group(1)) if m else 0
+    failed = int(m.group(2)) if m else 1
+    t.record(f"unit: runner unit tests ({passed} passed, {failed} failed)",
+             rc == 0 and failed == 0 and passed > 0, out)
+
+
+def check_module_builds(t: Tally) -> None:
+    sparse = shutil.which("sparse") is not None
+    # The kernels built with the host's own compiler (bookworm's gcc-12):
+    # the newest of bookworm-security (6.12.y+deb12) and 6.1.
+    for series in ("bookworm-security", "6.1"):
+        def build(series=series, sparse=sparse):
+            k = debian.fetch(series)
+            out = Path(tempfile.mkdtemp(prefix=f"gupnm-mod-{series}-"))
+            extra = ["C=1"] if sparse else []
+            rc, log = _sh([REPO / "oot/build-module.sh", k.kdir, out, "W=1", *extra])
+            shutil.rmtree(out, ignore_errors=True)
+            warnings = [l for l in log.splitlines()
+                        if re.search(r"warning:|error:", l)]
+            return rc == 0 and not warnings, "\n".join(warnings) or log
+        what = "W=1" + (" C=1 (sparse)" if sparse else "")
+        t.guard(f"host: module builds against Debian {series} headers "
+                f"(host gcc), {what}, no warnings", build)
+
+    def build_in_root(spec):
+        # Debian's 7.x kernels name gcc-14 (trixie) or newer: the build runs
+        # in a root of the kernel's suite, as the runner does for them.
+        k = debian.fetch(spec)
+        cc = debian.cc_version_text(k.kdir)
+        root = chroot.root_for(debian.base_suite(k.offered.suites),
+                               chroot.compiler_of(cc)[1])
+        chroot.install_headers(root, k.debs, k.release)
+        with tempfile.TemporaryDirectory() as out:
+            log = Path(out) / "build.log"
+            chroot.build_module(root, k.release, Path(out) / "ko", log, ["W=1"])
+            text = log.read_text()
+        warnings = [l for l in text.splitlines() if re.search(r"warning:|error:", l)]
+        return not warnings, "\n".join(warnings) or f"built with {cc}"
+    for spec in ("6.12", "7.3"):
+        t.guard(f"host: module builds against Debian {spec} headers with the "
+                "kernel's own compiler (suite root), W=1, no warnings",
+                lambda spec=spec: build_in_root(spec))
+
+
+def _test_includes(base: Path) -> list[str]:
+    """-I arguments of the test: <mm/gup_test.h> as the series leaves it,
+    "../kselftest.h" from the series' base tree @base."""
+    return ["-I", str(gup_test_source() / "include"),
+            "-I", str(base / "tools/testing/selftests/mm")]
+
+
+def check_selftest_build(t: Tally, base: Path) -> None:
+    def build():
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, out = _sh(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror",
+                           *_test_includes(base), "-o", Path(tmp) / "t",
+                           REPO / "tools/testing/selftests/mm/gup_null_mapping.c"])
+            return rc == 0, out
+    t.guard("host: gup_null_mapping compiles with -Wall -Wextra -Werror", build)
+
+
+# make check runs the NUMA pressure check short; make check-numa runs 200.
+NUMA_SHORT_RUNS = 20
+CROSS_CC = "aarch64-linux-gnu-gcc"
+# Debian's cross compilers the test must build with, each from gcc-<triplet>
+# and libc6-dev-<arch>-cross (.ci/run installs them): syscall numbers and
+# types differ between them (memfd_secret has no number on some).
+CROSS_CCS = {"arm64": CROSS_CC, "armhf": "arm-linux-gnueabihf-gcc",
+             "ppc64el": "powerpc64le-linux-gnu-gcc", "s390x": "s390x-linux-gnu-gcc",
+             "riscv64": "riscv64-linux-gnu-gcc"}
+
+
+def _cross_build(cc: str, src: Path, includes: list[str]) -> tuple[bool, str]:
+    if not shutil.which(cc):
+        return False, f"{cc} not found: apt-get install gcc-{cc[:-len('-gcc')]} (.ci/run does)"
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, out = _sh([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror",
+                       *includes, "-o", Path(tmp) / "t", src, "-lpthread", "-lm"])
+        return rc == 0, out
+
+
+def check_cross_builds(t: Tally, base: Path) -> None:
+    """The test for every architecture of CROSS_CCS and the stress program
+    for arm64, -Wall -Wextra -Werror: nothing x86-only."""
+    test = REPO / "tools/testing/selftests/mm/gup_null_mapping.c"
+    for arch, cc in CROSS_CCS.items():
+        t.guard(f"host: gup_null_mapping cross-compiles for {arch} ({cc}) with "
+                "-Wall -Wextra -Werror",
+                lambda cc=cc: _cross_build(cc, test, _test_includes(base)))
+    stress_inc = ["-I", str(gup_test_source() / "include"),
+                  "-I", str(base / "tools/testing/selftests")]
+    t.guard(f"host: gupnm_stress cross-compiles for arm64 ({CROSS_CC}) with "
+            "-Wall -Wextra -Werror",
+            lambda: _cross_build(CROSS_CC, REPO / "hardening/gupnm_stress.c", stress_inc))
+
+
+def shell_scripts() -> list[Path]:
+    files = sorted(REPO.glob("**/*.sh")) + [REPO / ".ci/run",
+                                             REPO / "runner/guest/init"]
+    return [f for f in files if f.exists() and "/results/" not in str(f)]
+
+
+def check_shellcheck(t: Tally) -> None:
+    for f in shell_scripts():
+        shell = "sh" if f.name == "init" else "bash"
+        rc, out = _sh(["shellcheck", "-s", shell, f])
+        t.record(f"host: shellcheck {f.relative_to(REPO)}", rc == 0, out)
+
+
+def patch_files(series: str) -> list[Path]:
+    names = (REPO / "patches" / series / "series").read_text().split()
+    return [REPO / "patches" / series / n for n in names]
+
+
+def check_series(t: Tally, series: str, base: Path) -> None:
+    """@series (patches/<series>) against its base tree @base."""
+    label = f"series {series}"
+    patches = patch_files(series)
+    t.guard(f"{label}: patches/{series} is what patchgen/gen-series.sh makes",
+            lambda: _series_is_current(series, base))
+
+    am_tree = Path(tempfile.mkdtemp(prefix="gupnm-am-"))
+    _sh(["git", "-C", base, "worktree", "add", "-q", "--detach", am_tree, "HEAD"])
+    applied = t.guard(f"{label}: git am onto {base.name}",
+                      lambda: _git_am(base, am_tree, patches))
+    t.guard(f"{label}: patch -p1 onto {base.name}", lambda: _patch_p1(base, patches))
+    if series != "stable-6.12":     # stable: the fix alone, no test
+        t.guard(f"{label}: gup_null_mapping builds with the tree's own "
+                "selftests/mm Makefile, no warnings",
+                lambda: _kselftest_builds(am_tree, applied))
+    t.guard(f"{label}: drafts carry no Signed-off-by of the project's; "
+            "make patches-to-send adds the sender's",
+            lambda: _signoffs(series, base, patches))
+
+    try:
+        checkpatch = base / "scripts/checkpatch.pl"
+        for p in patches:
+            t.guard(f"{label}: checkpatch --strict {p.name}",
+                    lambda p=p: run_checkpatch(am_tree if applied else base,
+                                               checkpatch, p))
+    finally:
+        _sh(["git", "-C", base, "worktree", "remove", "--force", am_tree])
+    fixes = [p for p in patches if source.is_fix(p)]
+    if series == "stable-6.12":
+        t.guard(f"{label}: the fix alone, as a backport of {UPSTREAM_FIX} "
+                "(upstream author, 'commit <full sha> upstream.' line, exact "
+                "Fixes: tag)", lambda: _backport(patches, fixes))
+    else:
+        t.guard(f"{label}: no mm/gup.c change (the fix is upstream)",
+                lambda: (not fixes, ", ".join(p.name for p in fixes)))
+
+
+def _series_is_current(series: str, base: Path) -> tuple[bool, str]:
+    """patches/@series is what patchgen/gen-series.sh makes now."""
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, out = _sh([REPO / "patchgen/gen-series.sh", "-o", tmp, "-b", base,
+                       series])
+        if rc:
+            return False, out
+        rc, diff = _sh(["diff", "-ru", REPO / "patches" / series, tmp])
+        return rc == 0, ("patches/ is stale: run make patches\n" + diff)
+
+
+def _git_am(base: Path, am_tree: Path, patches: list[Path]) -> tuple[bool, str]:
+    """git am of every patch onto @am_tree, a worktree of @base's HEAD."""
+    rc, out = _sh(["git", "-C", am_tree, "-c", "user.name=check",
+                   "-c", "user.email=check@localhost", "am", "-q", *patches])
+    head = _sh(["git", "-C", base, "rev-parse", "HEAD"])[1].strip()
+    n = _sh(["git", "-C", am_tree, "rev-list", "--count", f"{head}..HEAD"])[1]
+    n = n.strip() if rc == 0 else "0"
+    return rc == 0 and n == str(len(patches)), out + f"\n{n} commits applied"
+
+
+def _patch_p1(base: Path, patches: list[Path]) -> tuple[bool, str]:
+    """patch -p1 of every patch onto @base's HEAD."""
+    # patch(1) needs only the files the series touches: check out just
+    # those instead of the whole tree.
+    wt = Path(tempfile.mkdtemp(prefix="gupnm-p1-"))
+    touched = sorted({f for p in patches for f in re.findall(
+        r"^diff --git a/(\S+) ", p.read_text(), re.M)})
+    existing = [f for f in touched if _sh(["git", "-C", base, "cat-file",
+                                            "-e", f"HEAD:{f}"])[0] == 0]
+    try:
+        _sh(["git", "-C", base, "worktree", "add", "-q", "--detach",
+             "--no-checkout", wt, "HEAD"])
+        rc, out = _sh(["git", "-C", wt, "checkout", "HEAD", "--", *existing])
+        if rc:
+            return False, out
+        for p in patches:
+            rc, out = _sh(["patch", "-p1", "--batch", "--forward", "-s",
+                           "-i", p], cwd=wt)
+            if rc:
+                return False, f"{p.name}:\n{out}"
+        return True, ""
+    finally:
+        _sh(["git", "-C", base, "worktree", "remove", "--force", wt])
+
+
+def _kselftest_builds(am_tree: Path, applied: bool) -> tuple[bool, str]:
+    """gup_null_mapping built by the patched tree's selftests/mm Makefile."""
+    if not applied:
+        return False, "the series did not apply"
+    with tempfile.TemporaryDirectory() as out:
+        rc, log = _sh(["make", "-C", am_tree / "tools/testing/selftests/mm",
+                       f"OUTPUT={out}", f"{out}/gup_null_mapping"])
+        warnings = [l for l in log.splitlines() if "warning:" in l]
+        return rc == 0 and not warnings, "\n".join(warnings) or log
+
+
+def _signoffs(series: str, base: Path, patches: list[Path]) -> tuple[bool, str]:
+    """The committed drafts are unsigned; make patches-to-send (-g) adds
+    the sender's own Signed-off-by to every patch."""
+    ours = [p.name for p in patches if re.search(
+        r"^Signed-off-by: .*example\.org>$", p.read_text(), re.M)]
+    sender = "A Sender <sender@kernel.invalid>"
+    env = {**os.environ, "GIT_CONFIG_COUNT": "2",
+           "GIT_CONFIG_KEY_0": "user.name", "GIT_CONFIG_VALUE_0": "A Sender",
+           "GIT_CONFIG_KEY_1": "user.email",
+           "GIT_CONFIG_VALUE_1": "sender@kernel.invalid"}
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, out = _sh([REPO / "patchgen/gen-series.sh", "-g", "-o", tmp, "-b",
+                       base, series], env=env)
+        if rc:
+            return False, out
+        unsigned = [p.name for p in sorted(Path(tmp).glob("00[0-9][1-9]-*.patch"))
+                    if f"Signed-off-by: {sender}" not in p.read_text()]
+    return not ours and not unsigned, (f"project sign-offs in {ours}; "
+                                       f"-g left unsigned: {unsigned}")
+
+
+def _backport(patches: list[Path], fixes: list[Path]) -> tuple[bool, str]:
+    """The stable series: the fix alone, with the backport's upstream
+    author, 'commit <sha> upstream.' line and Fixes: tag."""
+    if [p.name for p in fixes] != [p.name for p in patches] or len(patches) != 1:
+        return False, ("stable takes the fix alone: one patch, the backport "
+                       f"(got {', '.join(p.name for p in patches)})")
+    text = fixes[0].read_text()
+    want = [FIXES_TAG, UPSTREAM_LINE, "From: John Hubbard <jhubbard@nvidia.com>"]
+    missing = [w for w in want if w not in text]
+    return not missing, "missing: " + "; ".join(missing)
+
+
+def check_prefixes(t: Tally) -> None:
+    """Every prefix of each series builds: the kernel with the module where
+    the prefix has the driver, and the selftest with the tree's own
+    Makefile where it has the test (make check-prefixes; real builds)."""
+    for tree, name in source.DEBIAN_TREES.items():
+        n = len(patch_files(name))
+        for k in range(1, n + 1):
+            sel = "all" if k == n else f"first-{k}"
+
+            def build(tree=tree, sel=sel):
+                sk = source.prepare(tree, sel)
+                have = ["vmlinux"] + (["gup_test.ko"] if sk.module else [])
+                test = sk.tree / "tools/testing/selftests/mm/gup_null_mapping.c"
+                if test.exists():
+                    with tempfile.TemporaryDirectory() as out:
+                        rc, log = _sh(["make", "-C", sk.tree / "tools/testing/selftests/mm",
+                                       f"OUTPUT={out}", f"{out}/gup_null_mapping"])
+                        if rc:
+                            return False, log
+                    have.append("gup_null_mapping")
+                return True, f"{', '.join(sk.patches)}: built {', '.join(have)}"
+            t.guard(f"prefix {name} 1..{k} builds (source:{tree}:{sel})", build)
+
+
+UPSTREAM_FIX = "c494788faffe"
+UPSTREAM_SHA = "c494788faffe67216c56623d240541fde50139c3"
+UPSTREAM_LINE = f"commit {UPSTREAM_SHA} upstream."
+FIXES_TAG = ('Fixes: f002882ca369 ("mm: merge folio_is_secretmem() and '
+             'folio_fast_pin_allowed() into gup_fast_folio_allowed()")')
+
+
+def added_files(patch: Path) -> list[str]:
+    """Paths a patch creates."""
+    return re.findall(r"^diff --git a/\S+ b/(\S+)\nnew file mode",
+                      patch.read_text(), re.M)
+
+
+def run_checkpatch(tree: Path, checkpatch: Path, patch: Path) -> tuple[bool, str]:
+    """checkpatch --strict, with two warnings replaced by real checks.
+
+    UNKNOWN_COMMIT_ID: Debian's source tree has no history, so no commit id
+    can be looked up; the Fixes: tag is checked verbatim instead.
+    MISSING_SIGN_OFF: the committed drafts carry no Signed-off-by (no DCO
+    without a person); make patches-to-send adds the sender's, which
+    check_series checks.
+    FILE_PATH_CHANGES ("does MAINTAINERS need updating?"): answered by
+    get_maintainer.pl, run in @tree (the series applied), which must find a
+    maintained section for every new file of the patch.
+    GIT_COMMIT_ID, only on a stable backport's "commit <sha> upstream."
+    line (stable-kernel-rules.rst; checkpatch wants a ("subject") after any
+    commit id): that line is checked verbatim instead (check_series).
+    """
+    ignore = ["UNKNOWN_COMMIT_ID", "MISSING_SIGN_OFF"]
+    if re.search(r"^commit [0-9a-f]{12,40} upstream\.$", patch.read_text(), re.M):
+        ignore.append("GIT_COMMIT_ID")
+    detail = []
+    for f in added_files(patch):
+        rc, out = _sh(["perl", tree / "scripts/get_maintainer.pl", "--no-git",
+                       "--no-git-fallback", "--sections", "-f", f], cwd=tree)
+        covered = rc == 0 and re.search(r"^\S.*\n(?:[MRL]:.*\n)+", out, re.M)
+        if not covered:
+            return False, f"{f}: no MAINTAINERS section covers it\n{out}"
+        section = out.strip().splitlines()[0]
+        detail.append(f"{f}: covered by MAINTAINERS section '{section}'")
+    ignore.append("FILE_PATH_CHANGES")
+    rc, out = _sh(["perl", checkpatch, "--strict", "--ignore", ",".join(ignore),
+                   patch], cwd=tree, env={"GIT_DIR": "/nonexistent"})
+    clean = "has no obvious style problems" in out
+    return rc == 0 and clean, out + "\n".join(detail)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    t0 = time.monotonic()
+    t = Tally()
+    bases = _setup(t)
+    if bases is None:
+        print(f"{t.passed} passed, {t.failed} failed")
+        return 1
+    if args.numa is not None:
+        numa.check(t, args.numa)
+    elif args.prefixes:
+        check_prefixes(t)
+    elif args.arm64:
+        progress("VM matrix, arm64 (qemu-system-aarch64, TCG)")
+        arm64_checks.check_arm64(t)
+    elif args.debug:
+        matrix.run_debug(t)
+    else:
+        if not args.vm_only:
+            _host_checks(t, bases)
+        if not args.host_only:
+            _vm_checks(t, args)
+    minutes = (time.monotonic() - t0) / 60
+    print(f"# make check{' (debug)' if args.debug else ''} took {minutes:.1f} min")
+    if t.failures:
+        print("# failed: " + "; ".join(t.failures))
+    print(f"{t.passed} passed, {t.failed} failed")
+    return 1 if t.failed else 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="gupnm-check", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--host-only", action="store_true",
+                    help="skip the VM matrix")
+    ap.add_argument("--vm-only", action="store_true", help="only the VM matrix")
+    ap.add_argument("--debug", action="store_true",
+                    help="only the debug-kernel matrix (make check-debug)")
+    ap.add_argument("--prefixes", action="store_true",
+                    help="only build every prefix of each series "
+                    "(make check-prefixes)")
+    ap.add_argument("--no-debug", action="store_true",
+                    help="leave out the debug-kernel matrix (make check-quick)")
+    ap.add_argument("--numa", type=int, metavar="RUNS", default=None,
+                    help="only the NUMA pressure check, RUNS runs per kernel "
+                    "(make check-numa: 200)")
+    ap.add_argument("--arm64", action="store_true",
+                    help="only the arm64 rows: Debian arm64 kernels under "
+                    "qemu-system-aarch64 (make check-arm64)")
+    ap.add_argument("--no-fresh", action="store_true",
+                    help="leave out the fresh-machine check (contract.py)")
+    return ap
+
+
+def _setup(t: Tally) -> dict[str, Path] | None:
+    """The tools installed and the base trees of both series (name -> tree);
+    None, recorded as a failed check, when either cannot be had."""
+    try:
+        ensure_tools(source_build=True, extra={"shellcheck": "shellcheck",
+                                               "sparse": "sparse",
+                                               "patch": "patch"})
+        return {name: source.resolve_base(tree).path
+                for tree, name in source.DEBIAN_TREES.items()}
+    except RunnerError as err:
+        t.record("setup: tools and linux-source-6.12/7.3", False, str(err))
+        return None
+
+
+def _host_checks(t: Tally, bases: dict[str, Path]) -> None:
+    """Everything that needs no guest: unit tests, builds, the series, the
+    probe's and the LAVA jobs' host side."""
+    progress("host checks")
+    check_unit(t)
+    check_shellcheck(t)
+    check_selftest_build(t, bases["upstream"])
+    check_cross_builds(t, bases["upstream"])
+    check_module_builds(t)
+    for name, base in bases.items():
+        check_series(t, name, base)
+    probe_checks.host_checks(t)
+    kselftest_checks.host_checks(t)
+
+
+def _vm_checks(t: Tally, args: argparse.Namespace) -> None:
+    """The real kernels: the VM matrix, the probe on its kernels, NUMA, the
+    debug kernels, the runner's contract, the kselftest paths and LAVA."""
+    progress("VM matrix")
+    module_runs = matrix.run_matrix(t)
+    progress("the module-free probe on the matrix's Debian kernels")
+    probe_checks.vm_checks(t, module_runs)
+    progress(f"NUMA pressure, {NUMA_SHORT_RUNS} runs per kernel "
+             "(make check-numa: 200)")
+    numa.check(t, NUMA_SHORT_RUNS)
+    if not args.no_debug:
+        progress("VM matrix, debug kernels")
+        matrix.run_debug(t)
+    progress("runner contract: exit codes, parallel runs, SIGINT, fresh machine")
+    contract.run_all(t, fresh=not args.no_fresh)
+    progress("kselftest paths and LAVA jobs")
+    kselftest_checks.vm_checks(t)

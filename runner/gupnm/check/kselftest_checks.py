@@ -1,0 +1,191 @@
+"""make check's block for issue 11: the kselftest paths and the LAVA jobs.
+
+  make check-kselftest   run_tests, install, gen_tar on both source kernels
+  make check-lava        the LAVA jobs validated and run with lava-run
+  (in check-kselftest)   Linaro's kselftest.sh, unmodified, by TST_CASENAME
+                         and by TST_CMDFILES=mm with a SKIPFILE (issue 20)
+
+Both are part of `make check` (checks.py calls host_checks() and
+vm_checks()); alone: `cd runner && python3 -m gupnm.check.kselftest_checks
+[--paths] [--lava]`.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from ..ci import kselftest_paths, lab, lava, linaro
+from ..host import REPO, RunnerError, progress
+
+# Source kernels: each series applied, the fix in it (7.3 has it upstream).
+# The upstream series' tree: 6.12's stable series is the fix alone, its
+# tree has no gup_null_mapping.
+SOURCE_KERNELS = ("source:debian-7.3:all",)
+# LAVA: (job, kernel, has the bug)
+LAVA_RUNS = (("debian-module", "debian:6.12", True),
+             ("debian-module", "debian:7.3", False),
+             ("source-kselftest", "source:debian-7.3:all", False))
+LAVA_SUITE = lava.SUITES
+
+
+def _outdir(what: str) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    safe = what.replace(":", "-")
+    path = REPO / "results" / f"{stamp}-{safe}"
+    n = 1
+    while path.exists():
+        n += 1
+        path = REPO / "results" / f"{stamp}-{safe}-{n}"
+    return path
+
+
+def host_checks(t) -> None:
+    def valid():
+        why = lava.available()
+        if why:
+            return False, why
+        return lava.validate([*lava.JOBS.values()])
+    t.guard("lava: job files pass lava-dispatcher's strict schema "
+            f"({', '.join(p.name for p in lava.JOBS.values())})", valid)
+
+
+def check_paths(t, spec: str, run=None) -> None:
+    """One guest, three paths; one check per path and one on the names.
+
+    @run: how to get the Outcome (default: kselftest_paths.run on @spec)."""
+    try:
+        outdir = _outdir(f"kselftest-{spec}")
+        o = run(outdir) if run else kselftest_paths.run(spec, outdir)
+    except (RunnerError, OSError) as err:
+        t.record(f"kselftest {spec}: guest with the three paths", False, str(err))
+        return
+    progress(f"kselftest paths on {o.release}: guest {o.boot_seconds:.1f} s, "
+             + ", ".join(f"{n} {p.seconds} s" for n, p in o.paths.items()))
+    for name in kselftest_paths.PATHS:
+        p = o.paths.get(name)
+        if p is None:
+            t.record(f"kselftest {spec}: {name} ran", False,
+                     f"no output of {name} in {o.outdir / 'paths.txt'}\n"
+                     + o.console[-3000:])
+            continue
+        bad = kselftest_paths.verdict_problems(p, o.wrapper, bug=False)
+        if o.booted != o.release:
+            bad.append(f"the guest booted {o.booted}, not {o.release}")
+        if name == "run_tests" and "# guest has a compiler" in p.text:
+            bad.append("the guest had a compiler: run_tests could have built")
+        verdicts = [f for f in p.flat if "_verdict_" in f.name]
+        t.record(f"kselftest {spec}: {name} ({o.wrapper}): {len(verdicts)} "
+                 f"verdicts pass, exit {p.exit_status}, {p.seconds} s",
+                 not bad, "\n".join(bad) + "\n--- output ---\n" + p.text[-3000:])
+    names = kselftest_paths.names_by_path(o)
+    sets = {n: tuple(v) for n, v in names.items()}
+    same = len(set(sets.values())) == 1 and len(sets) == len(kselftest_paths.PATHS)
+    ours = len(kselftest_paths.own_results(next(iter(o.paths.values())).flat)) \
+        if o.paths else 0
+    t.record(f"kselftest {spec}: the three paths give the same "
+             f"{len(next(iter(sets.values()), ()))} flat result names, "
+             f"gup_null_mapping's {ours} unique",
+             same and ours > 0 and not any(kselftest_paths.tapflat.duplicates(
+                 kselftest_paths.own_results(p.flat)) for p in o.paths.values()),
+             "\n".join(f"{n}: {v}" for n, v in names.items()))
+
+
+def check_linaro(t, spec: str, select: str) -> None:
+    """Linaro's kselftest.sh in the guest as `gupnm-run kselftest --via
+    linaro --select @select` runs it (kselftest_paths' linaro path), beside
+    the tarball path in the same guest: parse-output.py's result.txt must
+    give gup_null_mapping's results the names and results tapflat gives the
+    tarball path, all passing, and (cmdfiles) skip the rest of mm."""
+    label = f"linaro kselftest.sh ({select}) on {spec}"
+    try:
+        td = linaro.locate()
+        k, built = kselftest_paths.prepared(spec)
+        lin = linaro.guest(td, built.wrapper, select)
+        o = kselftest_paths.run_kernel(spec, k, built, _outdir(f"linaro-{select}-{spec}"),
+                                       ("tarball", "linaro"), lin)
+    except (RunnerError, OSError) as err:
+        t.record(f"{label}: guest", False, str(err))
+        return
+    p, tb = o.paths.get("linaro"), o.paths.get("tarball")
+    pairs = linaro.results(p.text) if p else None
+    if pairs is None or tb is None:
+        t.record(f"{label}: result.txt", False, "no result.txt or no tarball path\n"
+                 + (p.text if p else o.console)[-3000:])
+        return
+    ours = [x for x in pairs if kselftest_paths.is_ours(x[0])]
+    code, problems, verdict = lab.judge(ours, runner_exit=p.exit_status, splats=[],
+                                        booted=o.booted, release=o.release,
+                                        runner="kselftest.sh")
+    want = [(f.name, f.result) for f in kselftest_paths.own_results(tb.flat)]
+    bad = list(problems)
+    if code != 0:
+        bad.append(f"exit {code}, expected 0: {verdict}")
+    if sorted(ours) != sorted(want):
+        bad.append(f"result.txt's gup_null_mapping results differ from the tarball "
+                   f"path's flat names: {sorted(set(ours) ^ set(want))[:6]}")
+    skips = [n for n, r in pairs if r == "skip" and n.startswith("mm:")]
+    if select == "cmdfiles" and not skips:
+        bad.append("TST_CMDFILES=mm: the skipfile skipped no other mm test")
+    if select == "cmdfiles" and ("shardfile-mm", "pass") not in pairs:
+        bad.append("no shardfile-mm pass in result.txt")
+    t.record(f"{label}: {len(ours)} results of gup_null_mapping in result.txt pass, "
+             f"same names as the tarball path's"
+             + (f", {len(skips)} other mm tests skipped" if select == "cmdfiles" else "")
+             + f" (kselftest.sh {p.seconds} s)",
+             not bad, "\n".join(bad) + "\n--- result.txt ---\n"
+             + "\n".join(f"{n} {r}" for n, r in pairs))
+
+
+def check_lava(t, job: str, spec: str, bug: bool) -> None:
+    expect = "shadow fails, controls pass" if bug else "all pass"
+    label = f"lava {job} on {spec}: per-case results, {expect}"
+    try:
+        r, notes = lava.run_again_if_died(job, spec, _outdir(f"lava-{job}-{spec}"),
+                                          _outdir(f"lava-{job}-{spec}-again"))
+    except (RunnerError, OSError) as err:
+        t.record(label, False, str(err))
+        return
+    cases = r.suite(LAVA_SUITE[job])
+    bad = lava.problems(r, LAVA_SUITE[job], bug)
+    t.record(f"{label} ({len(cases)} cases, lava-run {r.seconds:.0f} s"
+             f"{', ' + notes[0] if notes else ''})",
+             not bad, "\n".join(bad + notes + [f"{c.case}: {c.result}" for c in cases]))
+
+
+def vm_checks(t) -> None:
+    for spec in SOURCE_KERNELS:
+        check_paths(t, spec)
+        for select in linaro.SELECTIONS:
+            check_linaro(t, spec, select)
+    if lava.available():
+        t.record("lava: lava-run available", False, lava.available())
+        return
+    for job, spec, bug in LAVA_RUNS:
+        check_lava(t, job, spec, bug)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .tally import Tally
+    ap = argparse.ArgumentParser(prog="gupnm.check.kselftest_checks", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--paths", action="store_true", help="only the kselftest paths")
+    ap.add_argument("--lava", action="store_true", help="only the LAVA jobs")
+    args = ap.parse_args(argv)
+    t = Tally()
+    if not args.lava:
+        for spec in SOURCE_KERNELS:
+            check_paths(t, spec)
+            for select in linaro.SELECTIONS:
+                check_linaro(t, spec, select)
+    if not args.paths:
+        host_checks(t)
+        for job, spec, bug in LAVA_RUNS:
+            check_lava(t, job, spec, bug)
+    print(f"{t.passed} passed, {t.failed} failed")
+    return 1 if t.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,298 @@
+"""The verified matrix: the expected verdict on real kernels.
+
+Each kernel is run once in a VM; every expectation about that run is one
+counted check, so a wrong verdict, a crashed guest, a splat or a missing
+control each fail by name. `assertions()` is pure (summary + TAP text in,
+checks out) so it is unit-tested without a VM.
+"""
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+from pathlib import Path
+
+from ..host import REPO, RunnerError
+
+BUG_MESSAGE = "GUP-fast rejects NULL-mapping order-0 folios"
+
+# spec, expected outcome: "pass" (GUP-fast takes NULL-mapping folios, the
+# long-term writable pin does not), "bug" (the regression: shadow pages
+# refused), "wrongfix" (a fix that lets long-term writable pins through
+# GUP-fast too), "pre65" (a kernel before 6.5: no regression, and the
+# long-term writable pin goes through GUP-fast by that kernel's design: the
+# test fails that case, the runner marks it XFAIL). Every row with "bug" or
+# "wrongfix" is a negative control.
+MATRIX = [
+    ("debian:6.1", "pre65"),
+    ("debian:6.12", "bug"),
+    ("debian:7.3", "pass"),
+    ("source:debian-6.12:nofix", "bug"),
+    ("source:debian-6.12:all", "pass"),
+    ("source:debian-6.12:wrongfix", "wrongfix"),
+    ("source:debian-7.3:all", "pass"),
+    ("source:debian-7.3:nofix", "bug"),
+    ("source:debian-7.3:wrongfix", "wrongfix"),
+]
+DEBUG_MATRIX = [
+    ("source:debian-6.12:nofix", "bug"),
+    ("source:debian-6.12:all", "pass"),
+]
+DEBUG_TEST_ARGS = "-B"
+# The stress program (hardening/gupnm_stress) runs after the test on every
+# kernel: malformed inputs and teardown races, 1000 iterations on debug
+# kernels, where page_owner then finds any page reference it leaked.
+STRESS_ARGS = {"default": "", "debug": "-p 32 -R 1000"}
+# MemFree after rmmod may trail MemFree before modprobe by this much: slab
+# caches grown by the test stay; KASAN's quarantine holds freed objects on
+# debug kernels. Page references are proven by page_owner, not by this.
+MEMFREE_TOLERANCE_KB = {"default": 16 * 1024, "debug": 64 * 1024}
+CONTROLS = [("anon", "all"), ("memfd", "all"), ("secretmem", "none")]
+WRONGFIX_MESSAGE = ("FOLL_LONGTERM|FOLL_WRITE pin of NULL-mapping folios went "
+                    "through GUP-fast")
+SECRETMEM_MESSAGE = "secretmem exposure"
+# Result names of the test: verdict_<backing>_<case>.
+BACKINGS = ("anon", "memfd", "shadow", "secretmem")
+CASES = ("read", "write", "longterm_write")
+
+
+def _case(summary: dict, name: str) -> str | None:
+    for case in summary.get("cases", []):
+        if case["name"] == name:
+            return case["status"]
+    return None
+
+
+def _verdict(summary: dict, backing: str, access: str) -> dict | None:
+    for v in summary.get("verdicts", []):
+        if v["backing"] == backing and v["access"] == access:
+            return v
+    return None
+
+
+def _fast_is(summary: dict, backing: str, want: str,
+             accesses=("read", "write")) -> tuple[bool, str]:
+    """@want: "all" (N/N), "none" (0/N) or "expected" (what the test
+    derived from the kernel, e.g. long-term pins fast before 6.5)."""
+    got = []
+    ok = True
+    for access in accesses:
+        v = _verdict(summary, backing, access)
+        if v is None:
+            return False, f"no verdict line for {backing} {access}"
+        tries = f" ({v['tries']} tries)" if v.get("tries", 1) > 1 else ""
+        got.append(f"{access} {v['fast']}/{v['total']} (expected "
+                   f"{v['expected']}){tries}")
+        target = {"all": v["total"], "none": 0, "expected": v["expected"]}[want]
+        ok &= v["total"] > 0 and v["fast"] == target
+    return ok, ", ".join(got)
+
+
+class _Checks(list):
+    """(name, ok, detail) of expectations about one run, in order."""
+
+    def check(self, name: str, ok, detail: str = "") -> None:
+        self.append((name, bool(ok), detail))
+
+
+def assertions(summary: dict, tap_text: str, expect: str = "", *,
+               debug: bool = False, bug: bool | None = None
+               ) -> list[tuple[str, bool, str]]:
+    """(name, ok, detail) of every expectation about one run; @expect is
+    "pass", "bug" (the regression: shadow pages refused) or "wrongfix" (a
+    long-term writable pin through GUP-fast on a 6.5+ kernel), see MATRIX;
+    bug=True/False is the older spelling of "bug"/"pass"."""
+    if not expect:
+        expect = "bug" if bug else "pass"
+    if expect not in ("pass", "bug", "wrongfix", "pre65"):
+        raise ValueError(f"expect must be pass, bug, wrongfix or pre65, not {expect!r}")
+    out = _Checks()
+    _check_ran(out, summary)
+    if not summary.get("cases"):
+        # No result at all: the checks above say why; the per-case ones
+        # would only repeat it.
+        out.check("the test printed results", False,
+                  summary.get("verdict") or "no TAP output")
+        return list(out)
+    _check_shadow(out, summary, tap_text, expect)
+    _check_controls(out, summary)
+    _check_every_case(out, summary, expect)
+    _check_after_the_test(out, summary, expect, debug)
+    return list(out)
+
+
+def _check_ran(out: _Checks, summary: dict) -> None:
+    """The guest ran the test to its end, and the kernel did not complain."""
+    problems = summary.get("problems", [])
+    out.check("the guest ran the test to the end", not problems and
+              summary.get("exit_status") is not None, "; ".join(problems))
+    splats = summary.get("splats", [])
+    out.check("no kernel splat (panic, Oops, BUG, WARNING, KASAN, lockdep, "
+              "kmemleak, leak)", not splats,
+              "\n".join(f"{s['kind']}: {s['excerpt']}" for s in splats))
+
+
+def _check_shadow(out: _Checks, summary: dict, tap_text: str, expect: str) -> None:
+    """The shadow pages: read/write, a plain pin, and the long-term pin as
+    @expect calls for."""
+    bug = expect == "bug"
+    ok, got = _fast_is(summary, "shadow", "none" if bug else "all")
+    out.check(f"shadow read/write via GUP-fast: {'0/N (bug present)' if bug else 'N/N'}",
+              ok, got)
+    if bug:
+        out.check(f"the failure names the bug ('{BUG_MESSAGE}')",
+                  BUG_MESSAGE in tap_text and
+                  _case(summary, "verdict_shadow_read") == "fail", "")
+    else:
+        ok, got = _fast_is(summary, "shadow", "all", ("pin_write",))
+        out.check("a plain FOLL_PIN|FOLL_WRITE pin of clean shadow pages went "
+                  "through GUP-fast (left them clean)", ok, got)
+    if expect == "wrongfix":
+        v = _verdict(summary, "shadow", "longterm_write") or {}
+        out.check("the long-term writable pin of shadow pages went through "
+                  "GUP-fast (the wrong fix)", v and v["expected"] == 0 and
+                  v["fast"] == v["total"] > 0, str(v))
+        out.check(f"the failure names the wrong fix ('{WRONGFIX_MESSAGE}')",
+                  WRONGFIX_MESSAGE in tap_text and
+                  _case(summary, "verdict_shadow_longterm_write") == "fail" and
+                  summary.get("diagnosis", "wrongfix") == "wrongfix",
+                  f"diagnosis: {summary.get('diagnosis')}")
+    elif expect == "pre65":
+        ok, got = _fast_is(summary, "shadow", "all", ("longterm_write",))
+        out.check("before 6.5: the long-term writable pin of shadow pages went "
+                  "through GUP-fast, and the runner marked that XFAIL",
+                  ok and _case(summary, "verdict_shadow_longterm_write") == "xfail",
+                  got)
+    else:
+        ok, got = _fast_is(summary, "shadow", "expected", ("longterm_write",))
+        out.check("the long-term writable pin of shadow pages took the path the "
+                  "kernel version calls for (slow since 6.5: pages dirtied)",
+                  ok and _case(summary, "verdict_shadow_longterm_write") == "pass",
+                  got)
+
+
+def _check_controls(out: _Checks, summary: dict) -> None:
+    """anon and memfd through GUP-fast, secretmem refused; their long-term pins."""
+    for backing, want in CONTROLS:
+        ok, got = _fast_is(summary, backing, want)
+        label = "N/N" if want == "all" else "0/N (refused)"
+        out.check(f"control {backing}: {label}", ok, got)
+    lt = {b: _case(summary, f"verdict_{b}_longterm_write")
+          for b in ("anon", "memfd", "secretmem")}
+    out.check("long-term writable pins: anon and memfd pinned, secretmem refused",
+              set(lt.values()) == {"pass"}, str(lt))
+
+
+def _check_every_case(out: _Checks, summary: dict, expect: str) -> None:
+    """Every case of the table reported, none failed but the ones @expect
+    names, and the test's exit status."""
+    names = {c["name"] for c in summary.get("cases", [])}
+    want_names = {f"verdict_{b}_{c}" for b in BACKINGS for c in CASES}
+    out.check(f"every case of the table reported ({len(want_names)} verdicts)",
+              want_names <= names, "missing: " + ", ".join(sorted(want_names - names)))
+    failed = sorted(c["name"] for c in summary.get("cases", [])
+                    if c["status"] == "fail")
+    allowed = {"bug": {"verdict_shadow_read", "verdict_shadow_write"},
+               "wrongfix": {"verdict_shadow_longterm_write"},
+               "pass": set(), "pre65": set()}[expect]
+    out.check("no other case fails" + (f" than {', '.join(sorted(allowed))}"
+                                       if allowed else ""),
+              set(failed) <= allowed and summary.get("counts", {}).get("total", 0) > 0,
+              "failed: " + ", ".join(failed))
+    want_exit = 0 if expect == "pass" else 1     # pre65: the test's own 1
+    out.check(f"test exit status {want_exit}", summary.get("exit_status") == want_exit,
+              f"got {summary.get('exit_status')}")
+    if expect == "pre65":
+        out.check("the runner's verdict: PASS (the regression is absent)",
+                  summary.get("outcome") == "pass", f"outcome {summary.get('outcome')}")
+
+
+def _check_after_the_test(out: _Checks, summary: dict, expect: str, debug: bool) -> None:
+    """The driver unloads and gives its memory back; run_vmtests.sh, the
+    stress program, page_owner (debug) or the benchmark (default)."""
+    out.check("the driver unloads after the test", summary.get("rmmod") == "ok",
+              f"rmmod: {summary.get('rmmod')}")
+    delta = summary.get("memfree_delta_kb")
+    limit = MEMFREE_TOLERANCE_KB["debug" if debug else "default"]
+    out.check(f"free memory back within {limit // 1024} MiB after rmmod",
+              delta is not None and delta <= limit,
+              f"MemFree before/after: {summary.get('memfree_kb')}")
+    if summary.get("run_vmtests"):
+        outer = summary["run_vmtests"].get("outer") or ""
+        out.check("run_vmtests.sh -t gup_test ran it and reported "
+                  + ("ok" if expect == "pass" else "not ok"),
+                  ("PASS" in outer) if expect == "pass" else ("FAIL" in outer), outer)
+    if "stress" in summary:
+        st = summary["stress"]
+        bad = sorted(c["name"] for c in st.get("cases", [])
+                     if c["status"] != "pass")
+        n = len(st.get("cases", []))
+        out.check(f"stress program: malformed-input and race cases all pass "
+                  f"({n} cases)", n > 0 and not bad and st.get("exit") == 0
+                  and not st.get("errors"),
+                  f"exit {st.get('exit')}; not passing: {', '.join(bad)}; "
+                  f"{'; '.join(st.get('errors', []))}")
+    if debug:
+        po = summary.get("page_owner") or {}
+        out.check("no user page (anon, shmem) left allocated by the test or the "
+                  "stress program after they exited (page_owner)",
+                  po.get("user_pages") == 0,
+                  f"page_owner: {po or 'not reported (page_owner=on missing?)'}")
+    else:
+        bench = summary.get("bench", [])
+        out.check("benchmark measured shadow and anon (non-zero medians: a real "
+                  "clocksource)",
+                  {b["backing"] for b in bench} >= {"shadow", "anon"} and
+                  all(b["median"] > 0 for b in bench),
+                  "; ".join(f"{b['threads']} {b['backing']} median {b['median']}"
+                            for b in bench))
+
+
+def _args(config: str, test_args: str) -> argparse.Namespace:
+    debug = config == "debug"
+    return argparse.Namespace(config=config, accel="auto", vcpus=2,
+                              memory=1536 if debug else 1024,
+                              append="page_owner=on" if debug else "",
+                              timeout=900 if debug else 300, retries=2,
+                              test_args=test_args, results=None,
+                              stress=STRESS_ARGS[config])
+
+
+def boot(t, label: str, spec: str, args, outdir: Path, run_one):
+    """Prepare and run @spec once, recorded as "@label: prepared and
+    booted"; the outcome, or None when it could not be prepared."""
+    try:
+        out = run_one(spec, args, outdir)
+    except RunnerError as err:
+        t.record(f"{label}: prepared and booted", False, str(err))
+        return None
+    t.record(f"{label}: prepared and booted", True)
+    print(f"# {label}: {out.summary['verdict']} "
+          f"({out.summary['vm']['accel']}, results {outdir})", flush=True)
+    return out
+
+
+def _run(t, matrix, config: str, test_args: str) -> dict[str, dict]:
+    """Run each kernel once; the summaries by spec."""
+    from ..cli import run_one                    # cli imports checks' peers
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = REPO / "results" / f"check-{config}-{stamp}"
+    summaries = {}
+    for spec, expect in matrix:
+        label = f"vm {spec}{' (debug)' if config == 'debug' else ''}"
+        out = boot(t, label, spec, _args(config, test_args),
+                   base / spec.replace(":", "_"), run_one)
+        if out is None:
+            continue
+        summaries[spec] = out.summary
+        for name, ok, detail in assertions(out.summary, out.tap_text, expect,
+                                           debug=config == "debug"):
+            t.record(f"{label}: {name}", ok, detail)
+    return summaries
+
+
+def run_matrix(t) -> dict[str, dict]:
+    return _run(t, MATRIX, "default", "")
+
+
+def run_debug(t) -> None:
+    _run(t, DEBUG_MATRIX, "debug", DEBUG_TEST_ARGS)

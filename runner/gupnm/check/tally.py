@@ -1,0 +1,34 @@
+"""The count of make check: one `ok`/`not ok` line per check, and the totals.
+
+Every check module records through a Tally; the last line a check command
+prints is `N passed, N failed`.
+"""
+from __future__ import annotations
+
+from ..host import RunnerError
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.passed = self.failed = 0
+        self.failures: list[str] = []
+
+    def record(self, name: str, ok: bool, detail: str = "") -> bool:
+        if ok:
+            self.passed += 1
+            print(f"ok - {name}", flush=True)
+        else:
+            self.failed += 1
+            self.failures.append(name)
+            print(f"not ok - {name}", flush=True)
+            for line in detail.strip().splitlines()[-40:]:
+                print(f"#   {line}", flush=True)
+        return ok
+
+    def guard(self, name: str, fn) -> bool:
+        """Run @fn() -> (ok, detail); an exception is a failed check."""
+        try:
+            ok, detail = fn()
+        except RunnerError as err:
+            ok, detail = False, str(err)
+        return self.record(name, ok, detail)

@@ -1,0 +1,456 @@
+"""The ways labs run the test, as commands (issue 20):
+
+  gupnm-run kselftest SPEC [--via run_kselftest|linaro]
+  gupnm-run lava JOB SPEC
+
+kselftest boots SPEC once and runs the kselftest tarball the tree's
+`make gen_tar` made, the way a pipeline does (kselftest_paths.py,
+runner/guest/kselftest-paths.sh); lava runs one of lava/jobs with
+lava-run (lava.py). Both judge gup_null_mapping's own results and exit
+by the README's table: 0 pass, 1 a result failed or the kernel
+complained, 2 bad input (found before anything is built), 3 no answer
+(the guest died, lava-run's job errored, no result of ours, the wrong
+kernel booted, a build failed), 4 the whole test skipped.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..guest import qemu, vmrun
+from ..host import UsageError, ensure_tools, progress
+from ..parse import console
+from ..report import results
+from . import kselftest_paths, lava, linaro
+
+VIAS = ("run_kselftest", "linaro")
+# The path of runner/guest/kselftest-paths.sh each --via runs.
+GUEST_PATH = {"run_kselftest": "tarball", "linaro": "linaro"}
+
+KSELFTEST_HELP = f"""\
+Boot SPEC once and run gup_null_mapping the way a pipeline does, from the
+kselftest tarball the kernel tree's own `make gen_tar` made (mm collection,
+our test only):
+
+  --via run_kselftest  the tarball unpacked in the guest and
+                       ./run_kselftest.sh -t mm:ksft_gup_test.sh (6.12-style
+                       trees: mm:run_vmtests.sh with VM_SELFTEST_ITEMS=gup_test)
+  --via linaro         the tarball unpacked in {linaro.KSELFTEST_PATH} and Linaro's
+                       kselftest.sh (test-definitions automated/linux/kselftest,
+                       run unmodified from --linaro DIR, ${linaro.ENV_VAR}, or
+                       {linaro.DEFAULT}) called as kselftest.yaml calls it;
+                       its parse-output.py writes result.txt
+                       --select casename: TST_CASENAME=<collection:test>
+                       --select cmdfiles: TST_CMDFILES=mm and a SKIPFILE that
+                       skips the rest of mm
+                       SKIPFILE is always set (its default "" makes kselftest.sh
+                       wget "" and fail): the checkout's empty kselftest-skipfile,
+                       or --skipfile FILE
+
+SPEC: a source kernel whose series adds the selftest to the tree:
+source:debian-7.3[:all|nofix|wrongfix] or source:PATH (a git checkout that
+is not 6.12). Not supported (exit 2): debian: and image: kernels (no tree,
+no tarball: use `gupnm-run run` or `gupnm-run lava debian-module`),
+source:debian-6.12 (its stable series is the fix alone: no selftest in the
+tree), selection none. The source kernel is built when not cached (minutes).
+
+Judged: gup_null_mapping's own flattened results (the gup_test category
+also runs upstream's gup_test and gup_longterm: reported in flat.txt, not
+judged). Exit: 0 all ours pass; 1 one of ours failed (the bug) or the kernel
+complained; 2 bad input; 3 no answer (the guest died or timed out, no
+result of ours, no shadow verdict, the runner exited non-zero with ours
+passing, kselftest.sh wrote no result.txt, the wrong kernel booted, a build
+failed); 4 the whole test skipped. Results folder: summary.json, junit.xml,
+ktap.txt, console.log, paths.txt (the guest's output), flat.txt (every
+flat result name), result.txt (--via linaro: kselftest.sh's own).
+"""
+
+
+def lava_help() -> str:
+    jobs = "\n".join(f"  {name:18} {path.relative_to(lava.REPO)}: {_job_use(name)}"
+                     for name, path in lava.JOBS.items())
+    return f"""\
+Run one of the repository's LAVA jobs with lava-run (lava-dispatcher, no
+server) against SPEC's kernel, print LAVA's per-case results and exit by
+them. Jobs:
+{jobs}
+
+lava-run exits 0 even when cases fail: the exit status here comes from the
+results LAVA recorded. Exit: 0 every case of the job's suite passes; 1 a
+case failed (the bug) or the kernel complained; 2 bad input (an unknown JOB,
+a SPEC the job cannot take); 3 no answer (lava-run's job errored or timed
+out, LAVA's own job result is not pass, no case of ours, no shadow verdict,
+the guest died before /init twice, the wrong kernel booted); 4 every case
+skipped. A guest that died before /init (a multi-vCPU TCG artefact) is run
+once more, and said so. Results folder: summary.json, junit.xml, ktap.txt,
+job.yaml, lava-run.log, lava/ (lava-run's output directory).
+"""
+
+
+def _job_use(name: str) -> str:
+    return {"debian-module": "a Debian binary kernel (debian:6.12, debian:7.3; "
+                             "any spec `run` takes) with our module, the "
+                             "test's TAP read by a monitor",
+            "source-kselftest": "a source kernel with the kselftest tarball "
+                                "(source:debian-7.3[:all|nofix|wrongfix])"
+            }.get(name, "")
+
+
+def add_parsers(sub, results_arg, results_dir, meta) -> None:
+    """`kselftest` and `lava`; @results_arg, @results_dir, @meta: cli's
+    --results type, results folder maker and run facts."""
+    p = sub.add_parser("kselftest", help="the kselftest tarball in a guest, by "
+                       "run_kselftest.sh or Linaro's kselftest.sh",
+                       description=KSELFTEST_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("spec", metavar="SPEC")
+    p.add_argument("--via", choices=VIAS, default="run_kselftest")
+    p.add_argument("--linaro", default=None, metavar="DIR",
+                   help=f"Linaro's test-definitions checkout (default "
+                   f"${linaro.ENV_VAR}, else {linaro.DEFAULT})")
+    p.add_argument("--select", choices=linaro.SELECTIONS, default="casename",
+                   help="--via linaro: TST_CASENAME (default) or TST_CMDFILES=mm")
+    p.add_argument("--skipfile", type=Path, default=None, metavar="FILE",
+                   help="--via linaro: kselftest.sh's SKIPFILE (perl regexes of "
+                   "collection:test, one a line)")
+    _common(p, results_arg)
+    p.set_defaults(func=lambda a: cmd_kselftest(a, results_dir, meta))
+    p = sub.add_parser("lava", help="one of lava/jobs with lava-run",
+                       description=lava_help(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("job", type=_job, metavar="JOB",
+                   help="one of: " + ", ".join(lava.JOBS))
+    p.add_argument("spec", metavar="SPEC")
+    _common(p, results_arg)
+    p.set_defaults(func=lambda a: cmd_lava(a, results_dir, meta))
+
+
+def _common(p, results_arg) -> None:
+    p.add_argument("--results", type=results_arg, default=None, metavar="DIR",
+                   help="results directory, new or empty (default "
+                   "results/<time>-<what>-<n>)")
+    p.add_argument("--json", action="store_true",
+                   help="print summary.json on stdout (the report goes to stderr)")
+
+
+def _job(text: str) -> str:
+    if text not in lava.JOBS:
+        raise argparse.ArgumentTypeError(
+            f"unknown job '{text}': use one of {', '.join(lava.JOBS)} (lava/jobs)")
+    return text
+
+
+# --- judging ---------------------------------------------------------------
+
+def judge(ours: list[tuple[str, str]], *, runner_exit: int | None,
+          splats: list, booted: str | None, release: str | None,
+          runner: str = "run_kselftest.sh") -> tuple[int, list[str], str]:
+    """(exit code, problems, verdict) of gup_null_mapping's own flat
+    results (name, pass|fail|skip|...), by the README's table."""
+    problems = []
+    if booted and release and booted != release:
+        problems.append(f"the guest booted {booted}, not {release}")
+    if splats:
+        return results.EXIT_FAIL, problems, "FAIL: the kernel complained (" + \
+            ", ".join(sorted({s.kind for s in splats})) + ")"
+    failed = [n for n, r in ours if r not in ("pass", "skip")]
+    if failed and not problems:
+        # The bug: the short-term shadow verdicts fail, nothing else but
+        # the test's own line (a flat name ending in gup_null_mapping).
+        cases = [n for n in failed if not n.endswith("gup_null_mapping")]
+        why = ("GUP-fast rejects NULL-mapping order-0 folios (bug present)"
+               if cases and all(kselftest_paths.is_shadow(n) for n in cases) else "")
+        return results.EXIT_FAIL, problems, (f"FAIL: {len(failed)} of {len(ours)} "
+                                             f"failed{': ' + why if why else ''}")
+    if not ours:
+        problems.append("no result of gup_null_mapping (did the test run? see "
+                        "paths.txt)")
+    elif all(r == "skip" for _, r in ours):
+        if not problems:
+            return results.EXIT_SKIP, problems, "SKIP: every result skipped"
+    elif not any(kselftest_paths.is_shadow(n) for n, _ in ours):
+        problems.append("no verdict_shadow_* result: not a pass without the "
+                        "test's own shadow verdict")
+    if runner_exit is None:
+        problems.append(f"{runner} never finished in the guest (died or timed out)")
+    elif runner_exit != 0 and not problems:
+        problems.append(f"{runner} exited {runner_exit} while gup_null_mapping's "
+                        "results pass")
+    if problems:
+        return results.EXIT_INFRA, problems, "not judged: " + problems[0]
+    return results.EXIT_PASS, problems, f"PASS: {len(ours)} results of gup_null_mapping"
+
+
+def summary(*, spec: str, code: int, verdict: str, problems: list[str],
+            cases: list[tuple[str, str]], release: str | None,
+            booted: str | None, source: dict, memory_mb: int,
+            cmdline: str | None, exit_status: int | None, command: str,
+            splats: list, durations: dict, notes: list[str], meta: dict,
+            attempts: int, files: dict) -> dict:
+    """A summary.json (runner/summary.schema.json) of a lab-style run."""
+    s = results.stub_summary(spec=spec, exit_code=code, outcome=vmrun.outcome_of(code),
+                             problems=problems, vcpus=2, memory_mb=memory_mb,
+                             durations=durations, release=release)
+    s.update(meta)
+    s["kernel"].update(booted_release=booted, source=source)
+    s["vm"].update(accel="tcg", cmdline=cmdline)
+    status = {"pass": "pass", "fail": "fail", "skip": "skip"}
+    s["cases"] = [{"number": i, "name": n, "status": status.get(r, "error"),
+                   "reason": None if r in status else f"result {r}"}
+                  for i, (n, r) in enumerate(cases, 1)]
+    for c in s["cases"]:
+        s["counts"][c["status"]] += 1
+    s["counts"]["total"] = len(cases)
+    s["verdict"] = verdict
+    s["exit_status"] = exit_status
+    s["command"] = command
+    s["bug_present"] = (True if code == results.EXIT_FAIL and "bug present" in verdict
+                        else False if code == results.EXIT_PASS else None)
+    s["splats"] = [{"kind": x.kind, "line": x.line_no, "excerpt": x.excerpt}
+                   for x in splats]
+    s["notes"] = list(notes)
+    s["boot_attempts"] = attempts
+    s["files"] = {**vmrun.REPORT_FILES, **files}
+    return s
+
+
+def _finish(args, outdir: Path, s: dict, lines: list[str]) -> int:
+    """Reports written, the per-case lines and verdict printed; the code."""
+    unwritten = vmrun.save_reports(outdir, s)
+    out = sys.stderr if args.json else sys.stdout
+    for line in lines:
+        print(line, file=out)
+    print(f"verdict: {s['verdict']}", file=out)
+    for p in s["problems"]:
+        print(f"PROBLEM: {p}", file=out)
+    for n in s.get("notes", []):
+        print(f"note: {n}", file=out)
+    if unwritten:
+        print(f"PROBLEM: {unwritten}", file=out)
+    print(f"results: {outdir}", file=out)
+    print(f"exit:    {s['exit_code']}", file=out)
+    if args.json:
+        print(json.dumps(s, indent=2, sort_keys=True))
+        args.printed_json = True
+    return s["exit_code"]
+
+
+def _code_of(err: Exception) -> int:
+    """What cli.main will exit with for @err (bad input 2, else 3)."""
+    return results.EXIT_USAGE if isinstance(err, UsageError) else results.EXIT_INFRA
+
+
+def _fail_summary(args, outdir: Path, spec: str, code: int, message: str,
+                  meta: dict, t0: float) -> int:
+    """A summary for a run that stopped before its answer (a build failed)."""
+    s = results.stub_summary(spec=spec, exit_code=code, outcome=vmrun.outcome_of(code),
+                             problems=[message], vcpus=2, memory_mb=2048,
+                             durations={"total": time.monotonic() - t0})
+    s.update(meta)
+    s["files"] = dict(vmrun.REPORT_FILES)
+    vmrun.save_reports(outdir, s)
+    if args.json:
+        print(json.dumps(s, indent=2, sort_keys=True))
+        args.printed_json = True
+    return code
+
+
+# --- kselftest ---------------------------------------------------------------
+
+def check_kselftest(args) -> Path | None:
+    """Everything about kselftest's input checked on the host before
+    anything is built; UsageError (exit 2). The checkout for --via linaro."""
+    problem = kselftest_paths.spec_problem(args.spec)
+    if problem:
+        raise UsageError(problem)
+    linaro_only = [o for o, v in (("--linaro", args.linaro),
+                                  ("--skipfile", args.skipfile),
+                                  ("--select", args.select != "casename" or None))
+                   if v]
+    if args.via != "linaro":
+        if linaro_only:
+            raise UsageError(f"{', '.join(linaro_only)} only with --via linaro")
+        return None
+    if args.skipfile is not None and not args.skipfile.is_file():
+        raise UsageError(f"--skipfile {args.skipfile} is not a file: name a "
+                         "kselftest.sh skipfile (collection:test regexes)")
+    return linaro.locate(args.linaro)
+
+
+def cmd_kselftest(args, results_dir, meta) -> int:
+    td = check_kselftest(args)
+    outdir = results_dir(args, f"kselftest-{args.via}-{args.spec}")
+    started = meta(datetime.now(timezone.utc))
+    t0 = time.monotonic()
+    try:
+        return _kselftest(args, td, outdir, started, t0)
+    except Exception as err:           # noqa: BLE001 -- reported, then raised
+        _fail_summary(args, outdir, args.spec, _code_of(err), str(err), started, t0)
+        raise
+
+
+def _kselftest(args, td: Path | None, outdir: Path, started: dict, t0: float) -> int:
+    ensure_tools(source_build=True)
+    k, built = kselftest_paths.prepared(args.spec)
+    prepare_s = time.monotonic() - t0
+    path = GUEST_PATH[args.via]
+    lin = linaro.guest(td, built.wrapper, args.select, args.skipfile) if td else None
+    notes, attempts = [], 1
+    o = kselftest_paths.run_kernel(args.spec, k, built, outdir, (path,), lin)
+    if console.early_boot_death(o.console, "KSFT-PATH-BEGIN"):
+        notes.append("boot 1 died before the test started (a multi-vCPU TCG "
+                     "early-boot artefact): booted again")
+        progress(notes[-1])
+        attempts = 2
+        (outdir / "console.attempt1.log").write_text(o.console)
+        o = kselftest_paths.run_kernel(args.spec, k, built, outdir, (path,), lin)
+    p = o.paths.get(path)
+    text = p.text if p else ""
+    if args.via == "linaro":
+        pairs = linaro.results(text)
+        runner = "kselftest.sh"
+        if pairs is None:
+            pairs = []
+            notes.append("kselftest.sh wrote no output/result.txt")
+        else:
+            (outdir / "result.txt").write_text("".join(f"{n} {r}\n" for n, r in pairs))
+        command = _linaro_command(lin)
+    else:
+        pairs = [(f.name, f.result) for f in (p.flat if p else [])]
+        runner = "run_kselftest.sh"
+        command = f"./run_kselftest.sh -t {built.wrapper}"
+    (outdir / "flat.txt").write_text("".join(f"{n} {r}\n" for n, r in pairs))
+    ours = [(n, r) for n, r in pairs if kselftest_paths.is_ours(n)]
+    splats = _splats_after(o.console, "KSFT-PATH-BEGIN")
+    code, problems, verdict = judge(ours, runner_exit=p.exit_status if p else None,
+                                    splats=splats, booted=o.booted,
+                                    release=o.release, runner=runner)
+    if args.via == "linaro" and not pairs and p and p.exit_status is not None:
+        problems.append(f"kselftest.sh exited {p.exit_status} and wrote no "
+                        "result.txt (see paths.txt)")
+    s = summary(spec=args.spec, code=code, verdict=verdict, problems=problems,
+                cases=ours, release=o.release, booted=o.booted,
+                source={"kind": "source", "selftests_commit": built.commit,
+                        "wrapper": built.wrapper, "via": args.via},
+                memory_mb=kselftest_paths.MEMORY_MB, cmdline=qemu.BASE_APPEND,
+                exit_status=p.exit_status if p else None, command=command,
+                splats=splats, durations={"prepare": prepare_s,
+                                          "boot_and_test": o.boot_seconds,
+                                          "total": time.monotonic() - t0},
+                notes=notes, meta=started, attempts=attempts,
+                files={"console": "console.log", "paths": "paths.txt",
+                       "flat": "flat.txt",
+                       **({"result": "result.txt"} if args.via == "linaro" else {})})
+    lines = [f"{n}: {r}" for n, r in ours]
+    others = len(pairs) - len(ours)
+    if others:
+        lines.append(f"({others} other results of the category in flat.txt, not judged)")
+    return _finish(args, outdir, s, lines)
+
+
+def _linaro_command(lin: linaro.Guest) -> str:
+    prm = lin.params
+    return (f"cd {lin.td / linaro.KSELFTEST_DIR} && ./kselftest.sh "
+            f"-c '{prm.TST_CMDFILES}' -T '{prm.TST_CASENAME}' -S '{prm.SKIPFILE}' "
+            f"-s {prm.SKIP_INSTALL} -p {prm.KSELFTEST_PATH} -E '{prm.ENV}' ...")
+
+
+def _splats_after(text: str, marker: str) -> list:
+    """Kernel reports from the test's start on (before it: a boot problem,
+    which the retry or the missing results answer)."""
+    start = console.marker_line(text, marker)
+    if start is None:
+        return []
+    return [s for s in console.find_splats(text) if s.line_no >= start]
+
+
+# --- lava ----------------------------------------------------------------------
+
+def lava_console(log: str) -> str:
+    """The guest's console out of lava-run's log: the msg of its `target`
+    lines (JSON objects, one a line, in lava-dispatcher 2023.01)."""
+    lines = []
+    for line in log.splitlines():
+        if '"target"' not in line:
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and obj.get("lvl") == "target" \
+                and isinstance(obj.get("msg"), str):
+            lines.append(obj["msg"])
+    return "\n".join(lines) + "\n"
+
+
+def judge_lava(r: lava.LavaRun, suite: str, booted: str | None,
+               splats: list) -> tuple[int, list[str], str]:
+    """judge() of LAVA's cases of @suite, plus what only LAVA tells: its
+    exit status and its own job result."""
+    ours = [(c.case, c.result) for c in r.suite(suite)]
+    code, problems, verdict = judge(ours, runner_exit=0 if r.returncode is not None
+                                    else None, splats=splats, booted=booted,
+                                    release=r.release, runner="lava-run")
+    job_problems = []
+    if r.returncode is None:
+        job_problems.append(f"lava-run timed out after {lava.TIMEOUT:.0f} s")
+    elif r.returncode != 0:
+        job_problems.append(f"lava-run exited {r.returncode}: a job error "
+                            f"(see {r.outdir / 'lava-run.log'})")
+    if r.job_result() != "pass":
+        job_problems.append(f"LAVA's own job result is {r.job_result()}, not pass")
+    if job_problems and code in (results.EXIT_PASS, results.EXIT_SKIP):
+        return results.EXIT_INFRA, problems + job_problems, \
+            "not judged: " + job_problems[0]
+    return code, problems + [p for p in job_problems if p not in problems], verdict
+
+
+def cmd_lava(args, results_dir, meta) -> int:
+    problem = lava.spec_problem(args.job, args.spec)
+    if problem:
+        raise UsageError(problem)
+    outdir = results_dir(args, f"lava-{args.job}-{args.spec}")
+    started = meta(datetime.now(timezone.utc))
+    t0 = time.monotonic()
+    try:
+        return _lava(args, outdir, started, t0)
+    except Exception as err:           # noqa: BLE001 -- reported, then raised
+        _fail_summary(args, outdir, args.spec, _code_of(err), str(err), started, t0)
+        raise
+
+
+def _lava(args, outdir: Path, started: dict, t0: float) -> int:
+    ensure_tools(source_build=args.spec.startswith("source:"),
+                 extra={"lava-run": "lava-dispatcher"})
+    r, notes = lava.run_again_if_died(args.job, args.spec, outdir, outdir / "boot2")
+    suite = lava.SUITES[args.job]
+    log = (r.outdir / "lava-run.log").read_text(errors="replace")
+    con = lava_console(log)
+    m = re.search(r"Linux version (\S+)", con)
+    booted = m.group(1) if m else None
+    start = lava.START[args.job]
+    splats = _splats_after(con, start)
+    code, problems, verdict = judge_lava(r, suite, booted, splats)
+    if lava.died_before_user_space(r):
+        problems.append("the guest died before /init on both boots")
+    ours = [(c.case, c.result) for c in r.suite(suite)]
+    rel = os.path.relpath(r.outdir, outdir)
+    s = summary(spec=args.spec, code=code, verdict=verdict, problems=problems,
+                cases=ours, release=r.release, booted=booted,
+                source={"kind": args.spec.split(":", 1)[0], "lava_job": args.job},
+                memory_mb=2048, cmdline=qemu.BASE_APPEND, exit_status=r.returncode,
+                command=f"lava-run --device {lava.DEVICE.name} {lava.JOBS[args.job].name}",
+                splats=splats, durations={"lava_run": r.seconds,
+                                          "total": time.monotonic() - t0},
+                notes=notes, meta=started, attempts=1 + len(notes),
+                files={"lava_log": os.path.join(rel, "lava-run.log"),
+                       "job": os.path.join(rel, "job.yaml")})
+    lines = [f"{c.definition}/{c.case}: {c.result}" for c in r.cases]
+    return _finish(args, outdir, s, lines)
+

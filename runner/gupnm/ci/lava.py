@@ -1,0 +1,256 @@
+"""Run the repository's LAVA jobs with Debian's lava-dispatcher, no server.
+
+lava/jobs/*.yaml are the job definitions, lava/devices/qemu-tcg.yaml the
+local QEMU device. For one job and one kernel this module prepares the
+kernel and the ramdisk, fills the job's @ARTIFACTS@ and @JOB_NAME@, runs
+
+    lava-run --job-id N --output-dir DIR --device qemu-tcg.yaml job.yaml
+
+and reads the per-case results LAVA itself records: the `lvl: results`
+lines of lava-run's stdout. lava-run exits 0 even when cases fail, so the
+results, not its exit status, carry the verdict.
+
+Job files are validated with lava-dispatcher's own schema
+(lava_common.schemas.validate, strict) by the system python3 that
+lava-dispatcher is installed for.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..guest import initramfs
+from ..host import REPO, RunnerError, progress
+from ..prepare import kernels, kselftest_build, source
+from . import kselftest_paths
+
+LAVA_DIR = REPO / "lava"
+DEVICE = LAVA_DIR / "devices" / "qemu-tcg.yaml"
+JOBS = {"debian-module": LAVA_DIR / "jobs" / "debian-module.yaml",
+        "source-kselftest": LAVA_DIR / "jobs" / "source-kselftest.yaml"}
+# The monitor's definition (LAVA's suite) of each job, and the console line
+# its test starts at.
+SUITES = {"debian-module": "gup_null_mapping", "source-kselftest": "kselftest-mm"}
+START = {"debian-module": "GUPNM-TEST-BEGIN", "source-kselftest": "KSFT-PATH-BEGIN"}
+SYSTEM_PYTHON = "/usr/bin/python3"
+LAVA_RUN = "/usr/bin/lava-run"
+TIMEOUT = 900.0
+
+VALIDATE = """
+import sys, yaml
+from lava_common.schemas import validate
+bad = 0
+for path in sys.argv[1:]:
+    try:
+        validate(yaml.safe_load(open(path)), strict=True)
+        print("valid", path)
+    except Exception as err:
+        bad += 1
+        print("invalid", path, ":", err)
+sys.exit(1 if bad else 0)
+"""
+
+
+@dataclass
+class Case:
+    definition: str
+    case: str
+    result: str
+
+
+@dataclass
+class LavaRun:
+    job: str
+    spec: str
+    release: str
+    cases: list[Case]
+    returncode: int | None
+    seconds: float
+    outdir: Path
+
+    def suite(self, definition: str) -> list[Case]:
+        return [c for c in self.cases if c.definition == definition]
+
+    def job_result(self) -> str | None:
+        for c in self.cases:
+            if c.definition == "lava" and c.case == "job":
+                return c.result
+        return None
+
+
+def died_before_user_space(r: LavaRun) -> str | None:
+    """The guest's first Oops or panic line when the kernel never started
+    /init: multi-vCPU TCG now and then Oopses in early-boot text patching
+    (int3 in sched_clock_cpu), an emulation artefact, not a result."""
+    log = r.outdir / "lava-run.log"
+    text = log.read_text(errors="replace") if log.exists() else ""
+    if "Run /init as init process" in text:
+        return None
+    m = re.search(r"(Oops: [^\"]*|Kernel panic - not syncing[^\"]*)", text)
+    return m.group(1) if m else None
+
+
+def run_again_if_died(job: str, spec: str, outdir: Path,
+                      again: Path) -> tuple["LavaRun", list[str]]:
+    """run(); when the guest died before /init (died_before_user_space),
+    once more in @again, and a note that says so. The device has one boot
+    try, as labs' do; a guest that never reached /init proves nothing."""
+    r = run(job, spec, outdir)
+    died = died_before_user_space(r)
+    if not died:
+        return r, []
+    note = f"boot 1 died before /init ({died}): booted again"
+    progress(note)
+    return run(job, spec, again), [note]
+
+
+def spec_problem(job: str, spec: str) -> str | None:
+    """Why @spec cannot go with @job (None: it can), before anything is
+    fetched or built."""
+    if job not in JOBS:
+        return f"unknown LAVA job '{job}': use one of {', '.join(JOBS)}"
+    if job == "source-kselftest":
+        return kselftest_paths.spec_problem(spec)
+    kernels.parse_spec(spec)        # UsageError for a bad spec
+    return None
+
+
+def available() -> str | None:
+    """None when lava-run can run here, else what to do."""
+    if not Path(LAVA_RUN).exists():
+        return "lava-run not found: apt-get install lava-dispatcher (Debian 12)"
+    return None
+
+
+def validate(paths: list[Path]) -> tuple[bool, str]:
+    """lava-dispatcher's own strict schema check of each job file."""
+    proc = subprocess.run([SYSTEM_PYTHON, "-c", VALIDATE, *map(str, paths)],
+                          capture_output=True, text=True)
+    return proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def render(template: Path, artifacts: Path, name: str) -> str:
+    text = template.read_text()
+    for key in ("@ARTIFACTS@", "@JOB_NAME@"):
+        if key not in text:
+            raise RunnerError(f"{template}: no {key} to fill in")
+    return text.replace("@ARTIFACTS@", str(artifacts)).replace("@JOB_NAME@", name)
+
+
+RESULT_LINE = re.compile(r"""["']?lvl["']?: ["']?results\b""")
+FIELD = {k: re.compile(rf"""\b{k}["']?: ["']?([^,}}'"]+)""")
+         for k in ("definition", "case", "result")}
+
+
+def parse_results(stdout: str) -> list[Case]:
+    """The `lvl: results` lines of lava-run, one per line: JSON objects
+    (2023.01) or YAML flow mappings (other releases)."""
+    cases = []
+    for line in stdout.splitlines():
+        if not RESULT_LINE.search(line):
+            continue
+        try:
+            msg = json.loads(line).get("msg", {})
+            got = {k: msg.get(k) for k in FIELD}
+        except (ValueError, AttributeError):
+            got = {k: (m.group(1).strip() if (m := rx.search(line)) else None)
+                   for k, rx in FIELD.items()}
+        if all(got.values()):
+            cases.append(Case(str(got["definition"]), str(got["case"]),
+                              str(got["result"])))
+    return cases
+
+
+def _artifacts(job: str, spec: str, work: Path) -> tuple[Path, str]:
+    """Kernel and ramdisk for @job in @work/artifacts; the release."""
+    art = work / "artifacts"
+    art.mkdir(parents=True, exist_ok=True)
+    if job == "debian-module":
+        prep = kernels.prepare(spec)
+        payload = initramfs.Payload(prep.release, prep.module,
+                                    {"gup_null_mapping": prep.test_binary},
+                                    "./gup_null_mapping")
+        cpio = initramfs.build(payload, work / "initramfs")
+        image, release = prep.image, prep.release
+    elif job == "source-kselftest":
+        kind, args = kernels.parse_spec(spec)
+        if kind != "source":
+            raise RunnerError(f"{spec}: the kselftest job needs a source kernel")
+        k = source.prepare(*args)
+        built = kselftest_build.build(k.tree)
+        cpio = kselftest_paths.build_initramfs(k, built, work / "initramfs",
+                                               paths=("tarball",))
+        image, release = k.image, k.release
+    else:
+        raise RunnerError(f"unknown LAVA job {job}: use {', '.join(JOBS)}")
+    shutil.copy2(image, art / "kernel")
+    shutil.move(str(cpio), art / "ramdisk.cpio")
+    shutil.rmtree(work / "initramfs", ignore_errors=True)
+    return art, release
+
+
+def run(job: str, spec: str, outdir: Path, job_id: int = 1) -> LavaRun:
+    """Prepare @spec for @job, run it with lava-run, parse LAVA's results."""
+    why = available()
+    if why:
+        raise RunnerError(why)
+    outdir.mkdir(parents=True, exist_ok=True)
+    art, release = _artifacts(job, spec, outdir)
+    name = f"gup_null_mapping {job} {spec}"
+    job_file = outdir / "job.yaml"
+    job_file.write_text(render(JOBS[job], art, name))
+    lava_out = outdir / "lava"
+    shutil.rmtree(lava_out, ignore_errors=True)
+    env = dict(os.environ, LIBGUESTFS_BACKEND_SETTINGS="force_tcg")
+    progress(f"lava-run {job} on {spec} ({release})")
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run([LAVA_RUN, "--job-id", str(job_id), "--output-dir",
+                               str(lava_out), "--device", str(DEVICE),
+                               str(job_file)], capture_output=True, text=True,
+                              env=env, timeout=TIMEOUT)
+        rc, out = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as err:
+        rc = None
+        out = (err.stdout or b"").decode(errors="replace") if isinstance(
+            err.stdout, bytes) else (err.stdout or "")
+    seconds = time.monotonic() - t0
+    (outdir / "lava-run.log").write_text(out)
+    shutil.rmtree(art, ignore_errors=True)
+    return LavaRun(job, spec, release, parse_results(out), rc, seconds, outdir)
+
+
+def problems(r: LavaRun, suite: str, bug: bool) -> list[str]:
+    """What is wrong with the per-case results LAVA recorded for @suite.
+
+    @bug: the kernel has the bug: verdict_shadow_* fail, everything else
+    passes; otherwise every case passes. Names come from the test, so the
+    expectation is a pattern on them, not a frozen list.
+    """
+    out = []
+    if r.returncode != 0:
+        out.append(f"lava-run exited {r.returncode} (a job error, see "
+                   f"{r.outdir / 'lava-run.log'})")
+    if r.job_result() != "pass":
+        out.append(f"LAVA's own job result is {r.job_result()}, not pass")
+    cases = r.suite(suite)
+    if not cases:
+        out.append(f"LAVA recorded no result of {suite}")
+    shadow = [c for c in cases if kselftest_paths.is_shadow(c.case)]
+    if not shadow:
+        out.append("no verdict_shadow_* case recorded")
+    names = [c.case for c in cases]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    if dups:
+        out.append("case names recorded twice: " + ", ".join(dups))
+    for c in cases:
+        want = "fail" if bug and kselftest_paths.is_shadow(c.case) else "pass"
+        if c.result != want and not (c.result == "skip" and "verdict" not in c.case):
+            out.append(f"{c.case}: {c.result}, expected {want}")
+    return out

@@ -1,0 +1,1 @@
+"""The guest: the initramfs, QEMU, and one run followed from boot to report."""

@@ -1,0 +1,149 @@
+"""Build the test VM's initramfs: busybox, the init script, the module, the test.
+
+The archive is an uncompressed newc cpio, which every kernel unpacks without
+a decompressor; the guest runs entirely from it.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..host import REPO, RunnerError, run
+
+GUEST_INIT = REPO / "runner" / "guest" / "init"
+TESTDIR = "/opt/selftests/mm"
+# The programs run in the guest whose leftover pages page_owner counts.
+PROGRAMS = ("gup_null_mapping", "gup_fast_bench", "gupnm_stress")
+
+
+@dataclass
+class Payload:
+    release: str                 # uname -r of the kernel to boot
+    module: Path                 # gup_test.ko
+    files: dict[str, Path]       # name in TESTDIR -> host file
+    command: str                 # run in TESTDIR, e.g. "./gup_null_mapping -p 512"
+    need_bash: bool = False      # run_vmtests.sh needs bash
+    kmemleak: bool = False
+    extra_env: dict[str, str] = field(default_factory=dict)
+    busybox: Path | None = None  # the guest's, when not the host's (arm64)
+    # Names in @files linked dynamically (selftests/mm programs): their
+    # libraries come along.
+    dynamic: tuple[str, ...] = ()
+
+
+def _busybox() -> Path:
+    path = shutil.which("busybox") or "/bin/busybox"
+    if not Path(path).exists():
+        raise RunnerError("busybox not found: apt-get install busybox-static")
+    return Path(path)
+
+
+def _copy_with_libs(binary: Path, root: Path) -> None:
+    """Copy a dynamically linked binary and the libraries ldd names."""
+    dest = root / str(binary).lstrip("/")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(binary, dest)
+    _copy_libs(binary, root)
+
+
+def _copy_libs(binary: Path, root: Path) -> None:
+    """The libraries (and loader) ldd names for @binary, at their paths."""
+    out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True).stdout
+    for lib in re.findall(r"(/\S+\.so[\w.]*)", out):
+        lib_dest = root / lib.lstrip("/")
+        lib_dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(os.path.realpath(lib), lib_dest)
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def build(payload: Payload, workdir: Path) -> Path:
+    """Lay out the root in @workdir/root and pack it; returns the cpio path."""
+    root = workdir / "root"
+    if root.exists():
+        shutil.rmtree(root)
+    for d in ("bin", "sbin", "etc", "proc", "sys", "dev", "tmp", "usr/bin",
+              "usr/sbin", TESTDIR.lstrip("/")):
+        (root / d).mkdir(parents=True, exist_ok=True)
+
+    busybox = _busybox()
+    shutil.copy2(payload.busybox or busybox, root / "bin" / "busybox")
+    # The host's busybox names the applets (a foreign one cannot run here).
+    applets = subprocess.run([str(busybox), "--list"], capture_output=True,
+                             text=True).stdout.split()
+    for applet in applets:
+        link = root / "bin" / applet
+        if not link.exists():
+            link.symlink_to("busybox")
+    if payload.need_bash:
+        _copy_with_libs(Path(shutil.which("bash") or "/bin/bash"), root)
+
+    shutil.copy2(GUEST_INIT, root / "init")
+    (root / "init").chmod(0o755)
+
+    moddir = root / "lib" / "modules" / payload.release
+    (moddir / "extra").mkdir(parents=True, exist_ok=True)
+    shutil.copy2(payload.module, moddir / "extra" / "gup_test.ko")
+    run(["depmod", "-b", root, payload.release], what="depmod")
+
+    for name, src in payload.files.items():
+        dst = root / TESTDIR.lstrip("/") / name
+        shutil.copy2(src, dst)
+        dst.chmod(0o755)
+        if name in payload.dynamic:
+            _copy_libs(src, root)
+
+    env = {"GUPNM_TESTDIR": TESTDIR, "GUPNM_CMD": payload.command,
+           # The kernel keeps 15 characters of a command name; page_owner
+           # counts the pages of the test's and the stress program's.
+           "GUPNM_COMM": " ".join(c[:15] for c in PROGRAMS),
+           "GUPNM_KMEMLEAK": "1" if payload.kmemleak else ""}
+    env.update(payload.extra_env)
+    (root / "etc" / "gupnm.env").write_text(
+        "".join(f"{k}={_quote(v)}\n" for k, v in env.items()))
+
+    return _pack(root, workdir / "initramfs.cpio")
+
+
+PROBE_INIT = """#!/bin/sh
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+echo "GUPNM-STATUS: booted" >/dev/ttyS1
+reboot -f
+"""
+
+
+def build_probe(workdir: Path) -> Path:
+    """An initramfs that only reports "booted" and reboots (accel probe)."""
+    root = workdir / "probe-root"
+    if root.exists():
+        shutil.rmtree(root)
+    (root / "bin").mkdir(parents=True)
+    (root / "dev").mkdir()
+    shutil.copy2(_busybox(), root / "bin" / "busybox")
+    for applet in ("sh", "mount", "echo", "reboot"):
+        (root / "bin" / applet).symlink_to("busybox")
+    (root / "init").write_text(PROBE_INIT)
+    (root / "init").chmod(0o755)
+    return _pack(root, workdir / "probe.cpio")
+
+
+def _pack(root: Path, cpio: Path) -> Path:
+    """Everything under @root as an uncompressed newc cpio owned by root."""
+    names = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        for name in sorted(dirnames + filenames):
+            names.append(os.path.normpath(os.path.join(rel, name)))
+    with open(cpio, "wb") as out:
+        proc = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"],
+                              input="\n".join(names).encode(), cwd=root,
+                              stdout=out, stderr=subprocess.PIPE)
+    if proc.returncode:
+        raise RunnerError("cpio failed: " + proc.stderr.decode(errors="replace"))
+    return cpio

@@ -1,0 +1,1 @@
+"""Read what a guest said: the status port, TAP, the console, the module load."""

@@ -1,0 +1,235 @@
+"""Debian's archive through the runner's own apt configuration.
+
+runner/debian-apt.sh writes an apt configuration in the cache that lists
+every suite (bookworm ... sid) with package lists of its own; this module
+runs apt-cache and apt-get with APT_CONFIG pointing at it, so the host's
+apt sources and state are never read or changed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..host import REPO, RunnerError, owner_tag, run
+
+_CONF: str | None = None
+
+
+SCRIPT = REPO / "runner" / "debian-apt.sh"
+
+
+def conf() -> str:
+    """Path of the runner's apt configuration (lists fetched when stale)."""
+    global _CONF
+    if _CONF is None:
+        _CONF = _fresh_conf() or run(
+            [SCRIPT], what="runner/debian-apt.sh (the runner's Debian package "
+            "lists)").strip().splitlines()[-1]
+    return _CONF
+
+
+def _fresh_conf(now: float | None = None) -> str | None:
+    """The configuration debian-apt.sh wrote, when running it again would
+    change nothing: written by this very script (not older than it), lists
+    younger than GUPNM_APT_MAX_AGE minutes (its rule). None otherwise."""
+    base = Path(os.environ.get("GUPNM_CACHE", Path.home() / ".cache" / "gupnm")) / "apt"
+    path, stamp = base / "apt.conf", base / "lists" / ".gupnm-updated"
+    try:
+        max_age = float(os.environ.get("GUPNM_APT_MAX_AGE", "360")) * 60
+        if path.stat().st_mtime < SCRIPT.stat().st_mtime:
+            return None
+        age = (now or time.time()) - stamp.stat().st_mtime
+    except (OSError, ValueError):
+        return None
+    return str(path) if 0 <= age < max_age else None
+
+
+def lists_stamp() -> str:
+    """Identity of the current package lists ('' if unknown): the mtime of
+    the stamp debian-apt.sh touches after each update."""
+    stamp = Path(conf()).parent / "lists" / ".gupnm-updated"
+    return str(stamp.stat().st_mtime_ns) if stamp.exists() else ""
+
+
+def env() -> dict:
+    return {"APT_CONFIG": conf()}
+
+
+def apt_cache(*args: str) -> str:
+    proc = subprocess.run(["apt-cache", *args], capture_output=True, text=True,
+                          env=dict(os.environ, **env()))
+    return proc.stdout
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One version of one package in one suite of the archive."""
+    name: str
+    version: str
+    suite: str        # bookworm-security, trixie-backports, sid, ...
+    arch: str
+
+
+_MADISON_RE = re.compile(
+    r"^\s*(?P<name>\S+)\s*\|\s*(?P<version>\S+)\s*\|\s*\S+ "
+    r"(?P<suite>[\w.-]+)/\S+ (?P<arch>\S+) Packages$")
+
+
+def parse_madison(text: str) -> list[Offer]:
+    out = []
+    for line in text.splitlines():
+        m = _MADISON_RE.match(line)
+        if m:
+            # A foreign architecture's package is listed as name:arch.
+            name = m["name"].split(":")[0]
+            out.append(Offer(name, m["version"], m["suite"], m["arch"]))
+    return out
+
+
+def madison(names: list[str], arch: str = "amd64") -> list[Offer]:
+    """Every (version, suite) the archive offers for @names, for @arch."""
+    offers: list[Offer] = []
+    for i in range(0, len(names), 200):
+        offers += parse_madison(apt_cache("madison", *names[i:i + 200]))
+    return [o for o in offers if o.arch in (arch, "all")]
+
+
+def pkgnames(prefix: str) -> list[str]:
+    return sorted(set(apt_cache("pkgnames", prefix).split()))
+
+
+def field(name: str, version: str, key: str, arch: str = "amd64") -> str:
+    """One field (SHA256, Depends, ...) of @name=@version from the lists.
+
+    apt-cache show reads every suite's lists (seconds): a record once
+    read is kept in the cache for as long as the lists do not change, so
+    a warm run starts no apt process at all.
+    """
+    record = _records().get(f"{name}:{arch}={version}")
+    if record is None:
+        text = apt_cache("show", f"{name}:{arch}={version}")
+        if not text.strip():
+            text = apt_cache("show", f"{name}={version}")
+        record = parse_record(text)
+        _remember(f"{name}:{arch}={version}", record)
+    return record.get(key, "")
+
+
+def parse_record(text: str) -> dict[str, str]:
+    """The fields of the first record of apt-cache show output (one line
+    each: continuation lines are dropped)."""
+    out: dict[str, str] = {}
+    for line in text.split("\n\n", 1)[0].splitlines():
+        m = re.match(r"^([\w-]+): (.*)$", line)
+        if m:
+            out[m.group(1)] = m.group(2).strip()
+    return out
+
+
+def _records_file() -> Path:
+    return Path(conf()).parent / "records.json"
+
+
+def _records() -> dict[str, dict[str, str]]:
+    """Records read from the current lists ({} when they changed)."""
+    try:
+        data = json.loads(_records_file().read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("stamp") != lists_stamp() \
+            or not isinstance(data.get("records"), dict):
+        return {}
+    return data["records"]
+
+
+def _remember(key: str, record: dict[str, str]) -> None:
+    """Add @record to the kept records (written whole, renamed into place:
+    a parallel run reads the old file or the new one). Nothing is kept for
+    an empty record, nor when the lists have no stamp."""
+    stamp = lists_stamp()
+    if not record or not stamp:
+        return
+    records = dict(_records(), **{key: record})
+    path = _records_file()
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps({"stamp": stamp, "records": records}))
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)     # only a cache: the next run asks apt
+
+
+def download(name: str, version: str, dest: Path, arch: str = "amd64") -> Path:
+    """apt-get download one exact package into @dest; the .deb's path."""
+    dest.mkdir(parents=True, exist_ok=True)
+    stem = f"{name}_{version.replace(':', '%3a')}"
+
+    def present() -> list[Path]:
+        return [p for a in (arch, "all") if (p := dest / f"{stem}_{a}.deb").exists()]
+    found = present()
+    if found:
+        return found[0]
+    # An Architecture: all package (headers' -common) is listed under the
+    # native architecture only: name:arm64=version does not find it.
+    spec = (f"{name}={version}" if field(name, version, "Architecture", arch) == "all"
+            else f"{name}:{arch}={version}")
+    # Into a scratch directory first: a concurrent run never sees half a file.
+    with tempfile.TemporaryDirectory(dir=dest, prefix=f".dl-{owner_tag()}-") as tmp:
+        run(["apt-get", "download", "-q", spec],
+            cwd=Path(tmp), env=env(), what=f"apt-get download {name}={version}")
+        for deb in Path(tmp).glob("*.deb"):
+            os.replace(deb, dest / deb.name)
+    found = present()
+    if not found:
+        raise RunnerError(f"apt-get download gave no .deb for {name}={version} "
+                          f"in {dest}")
+    return found[0]
+
+
+# What the host's apt-cache policy answers from: a change to any of these
+# can change a candidate.
+HOST_APT_STATE = ("/var/lib/apt/lists", "/var/lib/dpkg/status", "/etc/apt/sources.list",
+                  "/etc/apt/sources.list.d", "/etc/apt/preferences",
+                  "/etc/apt/preferences.d")
+
+
+def host_stamp() -> str:
+    """Identity of the host's apt state: the mtimes of what it reads."""
+    stamps = []
+    for path in HOST_APT_STATE:
+        try:
+            stamps.append(f"{path}={os.stat(path).st_mtime_ns}")
+        except OSError:
+            stamps.append(f"{path}=-")
+    return " ".join(stamps)
+
+
+def host_candidate(pkg: str, store: Path) -> str | None:
+    """The host's candidate version of @pkg (apt-cache policy, read only),
+    kept in @store while the host's apt state is unchanged; None if none."""
+    memo = store / f"{pkg}.candidate.json"
+    stamp = host_stamp()
+    try:
+        saved = json.loads(memo.read_text())
+        if saved.get("stamp") == stamp:
+            return saved.get("version")
+    except (OSError, ValueError, AttributeError):
+        pass
+    policy = subprocess.run(["apt-cache", "policy", pkg], capture_output=True,
+                            text=True).stdout
+    m = re.search(r"Candidate: (\S+)", policy)
+    version = m.group(1) if m and m.group(1) != "(none)" else None
+    tmp = memo.with_name(f"{memo.name}.{os.getpid()}.tmp")
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps({"stamp": stamp, "version": version}))
+        os.replace(tmp, memo)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+    return version

@@ -1,0 +1,297 @@
+"""`gupnm-run cache`: what the cache and results/ hold, and cleaning them.
+
+The cache (GUPNM_CACHE, default ~/.cache/gupnm) is grouped by what a user
+would clean:
+
+  kernels   unpacked Debian kernels, source-kernel trees and builds, modules,
+            extracted vmlinux files, test and stress binaries, kselftest
+            headers, series
+  sources   downloaded packages (debs/), linux-source git bases (src/), the
+            runner's own apt lists (apt/)
+  ccache    the compiler cache of kernel builds
+  chroots   per-suite build roots
+  results   this clone's results/ folders (not in the cache)
+
+Everything is keyed by content, so a removed entry is rebuilt or fetched
+again on the next run that needs it. Cleaning while another run uses an
+entry breaks that run: clean between runs. --older-than DAYS removes only
+entries (the children of a group's folders) last modified before then.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..host import REPO, RunnerError, UsageError, cache_dir, owner_alive, progress
+
+GROUPS = {
+    "kernels": ("debian", "kernels", "modules", "vmlinux", "selftest",
+                "kselftest", "stress", "series", "tmp", "probe", "debian-image",
+                "image-kbuild"),
+    "sources": ("debs", "src", "apt"),
+    "ccache": ("ccache",),
+    "chroots": ("chroots",),
+}
+RESULTS = "results"
+
+
+def _size(path: Path) -> int:
+    if path.is_symlink() or not path.is_dir():
+        try:
+            return path.lstat().st_size
+        except OSError:
+            return 0
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(path):
+        for name in filenames:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def human(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def folders(group: str, results: Path | None = None) -> list[Path]:
+    if group == RESULTS:
+        return [results or REPO / "results"]
+    if group not in GROUPS:
+        raise UsageError(f"unknown cache group '{group}': use "
+                         + ", ".join([*GROUPS, RESULTS, "all"]))
+    return [cache_dir() / name for name in GROUPS[group]]
+
+
+def sizes(results: Path | None = None) -> list[tuple[str, Path, int]]:
+    """(group, folder, bytes) of every folder that exists, plus the rest."""
+    out = []
+    known = set()
+    for group in [*GROUPS, RESULTS]:
+        for folder in folders(group, results):
+            known.add(folder.name if group != RESULTS else None)
+            if folder.exists():
+                out.append((group, folder, _size(folder)))
+    for other in sorted(cache_dir().iterdir()):
+        if other.name not in known and other.name != "locks":
+            out.append(("other", other, _size(other)))
+    return out
+
+
+def show(results: Path | None = None) -> str:
+    rows = sizes(results)
+    lines = [f"{'group':8}  {'size':>10}  folder"]
+    for group, folder, n in rows:
+        lines.append(f"{group:8}  {human(n):>10}  {folder}")
+    lines.append(f"{'total':8}  {human(sum(n for _, _, n in rows)):>10}")
+    return "\n".join(lines)
+
+
+def clean(groups: list[str], older_than_days: float | None = None,
+          results: Path | None = None, *, now: float | None = None) -> list[tuple[Path, int]]:
+    """Remove the entries of @groups ("all" = every group); returns what went."""
+    if older_than_days is not None and older_than_days < 0:
+        raise UsageError("--older-than takes a number of days, 0 or more")
+    if "all" in groups:
+        groups = [*GROUPS, RESULTS]
+    cutoff = None if older_than_days is None else \
+        (now or time.time()) - older_than_days * 86400
+    removed = []
+    for group in groups:
+        for folder in folders(group, results):
+            if not folder.is_dir():
+                continue
+            for entry in sorted(folder.iterdir()):
+                try:
+                    mtime = entry.lstat().st_mtime
+                except OSError:
+                    continue
+                if cutoff is not None and mtime >= cutoff:
+                    continue
+                n = _size(entry)
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    entry.unlink(missing_ok=True)
+                removed.append((entry, n))
+    return removed
+
+
+# Every entry the runner fills records the size and sha256 of its files
+# here, and is checked against it on each use. The sha256 is computed again
+# only when a file's change time says it may have changed (any write or
+# truncation sets it; utime cannot): a warm run does not hash 60 MB.
+MANIFEST = ".gupnm-manifest.json"
+
+
+class CacheError(RunnerError):
+    """A cache entry failed its check again after being filled afresh."""
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _stamp(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def record(entry: Path, names: Iterable[str]) -> None:
+    """Write @entry's manifest: size and sha256 of each of @names (paths
+    relative to @entry), when the entry is filled."""
+    files = {}
+    for name in names:
+        path = entry / name
+        files[name] = {"sha256": _sha256(path), "stamp": _stamp(path.stat())}
+    record_files(entry, files)
+
+
+def check(entry: Path) -> str | None:
+    """None when every file @entry's manifest names has its recorded size
+    and sha256; else what is wrong, in a few words."""
+    try:
+        files = json.loads((entry / MANIFEST).read_text())["files"]
+    except FileNotFoundError:
+        return "no record of its files' size and sha256 (filled by an older runner?)"
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"its {MANIFEST} is unreadable"
+    refreshed = False
+    for name, want in files.items():
+        path = entry / name
+        try:
+            st = path.stat()
+        except OSError:
+            return f"{name} is missing"
+        if st.st_size != want["stamp"][0]:
+            return f"{name} is {st.st_size} bytes, {want['stamp'][0]} when filled"
+        if _stamp(st) == want["stamp"]:
+            continue
+        if _sha256(path) != want["sha256"]:
+            return f"{name} has another sha256 than when filled"
+        want["stamp"], refreshed = _stamp(st), True
+    if refreshed:           # the same bytes, touched: do not hash them again
+        try:
+            record_files(entry, files)
+        except OSError:
+            pass
+    return None
+
+
+def record_files(entry: Path, files: dict) -> None:
+    tmp = entry / f"{MANIFEST}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps({"files": files}, indent=1, sort_keys=True))
+    os.replace(tmp, entry / MANIFEST)
+
+
+_repairs: list[str] = []
+
+
+def repairs() -> list[str]:
+    """Notes on the entries this run found broken and filled again."""
+    return list(_repairs)
+
+
+def take_repairs() -> list[str]:
+    """repairs(), forgotten once taken (one run's summary says them)."""
+    taken = repairs()
+    _repairs.clear()
+    return taken
+
+
+def checked(entry: Path, fill: Callable[[], None], *, group: str) -> None:
+    """Make sure @entry is filled and passes its check: an entry that fails
+    is removed and filled once more by @fill (which records its manifest);
+    failing again is a CacheError naming the entry and the way out. Call
+    under the entry's lock."""
+    if entry.exists():
+        why = check(entry)
+        if why is None:
+            return
+        discard(entry, why)
+    fill()
+    verify_filled(entry, group)
+
+
+def discard(entry: Path, why: str) -> None:
+    """Remove @entry, which failed its check for @why, saying so; noted
+    for the run's summary unless it merely predates manifests."""
+    progress(f"cache entry {entry} failed its check ({why}); filling it again")
+    if (entry / MANIFEST).exists():
+        _repairs.append(f"cache entry {entry} failed its check ({why}) and "
+                        "was filled again")
+    _remove(entry)
+
+
+def verify_filled(entry: Path, group: str) -> None:
+    """CacheError when @entry, just filled, fails its check."""
+    why = check(entry) if entry.exists() else "filling it left nothing"
+    if why is not None:
+        raise CacheError(f"cache entry {entry} fails its check after being filled "
+                         f"afresh ({why}): runner/gupnm-run cache --clean {group}, "
+                         "then run again; if it persists, the disk may be failing")
+
+
+# A temporary named with an owner_tag: "<kind>-<pid>.<start>-<random>"
+# (tmp/run-..., tmp/probe-...) or ".<entry>-<pid>.<start>-<random>" beside
+# the entry being filled.
+_TAGGED = re.compile(r"-(?P<tag>\d+\.\d+)-[a-z0-9_]{8}(?:\.tmp)?$")
+# Where temporaries are made: the cache's folders, and one level below the
+# groups whose entries are folders of their own.
+_TMP_HOMES = ("tmp", "modules", "debs", "kselftest")
+_TMP_NESTED = ("selftest", "stress", "vmlinux")
+
+
+def stale_temporaries(root: Path | None = None) -> list[Path]:
+    """Temporaries of runs that are gone (killed, even by SIGKILL)."""
+    root = root or cache_dir()
+    homes = [root / h for h in _TMP_HOMES]
+    for group in _TMP_NESTED:
+        try:
+            homes += [d for d in (root / group).iterdir() if d.is_dir()]
+        except OSError:
+            pass
+    out = []
+    for home in homes:
+        try:
+            entries = list(home.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            m = _TAGGED.search(entry.name)
+            if m and (home.name == "tmp" or entry.name.startswith(".")) \
+                    and not owner_alive(m.group("tag")):
+                out.append(entry)
+    return out
+
+
+def sweep_stale(root: Path | None = None) -> list[Path]:
+    """Remove the temporaries of dead runs; what went."""
+    gone = stale_temporaries(root)
+    for entry in gone:
+        _remove(entry)
+    if gone:
+        progress(f"removed {len(gone)} temporaries of runs that are gone: "
+                 + ", ".join(e.name for e in gone[:3]) + (" ..." if len(gone) > 3 else ""))
+    return gone
+
+
+def _remove(entry: Path) -> None:
+    if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry, ignore_errors=True)
+    else:
+        entry.unlink(missing_ok=True)

@@ -1,0 +1,139 @@
+"""Build the module with the compiler the kernel was built with.
+
+A Debian kernel names its compiler in CONFIG_CC_VERSION_TEXT ("x86_64-
+linux-gnu-gcc-14 (Debian 14.2.0-19) 14.2.0"). When the host has that
+compiler the module builds on the host. Otherwise it builds in a minimal
+root of the kernel's own suite (trixie for trixie and trixie-backports
+kernels, sid for sid), made once with mmdebstrap from Debian's archive and
+cached: another suite's compiler is never installed on the host. The
+kernel's headers are unpacked inside that root at their own /usr/src paths,
+so the absolute paths in Debian's headers work as packaged, and the kbuild
+tools run against the libc they were linked with.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ..host import REPO, RunnerError, cache_dir, ensure_tools, locked, progress, run
+from .modsource import gup_test_source
+
+# perl: kernel-doc (W=1) on 6.12; python3: its successor on newer trees.
+BUILD_PACKAGES = ["make", "libc6-dev", "libelf-dev", "dwarves", "bc", "kmod",
+                  "perl", "python3"]
+MIRROR = os.environ.get("GUPNM_DEBIAN_MIRROR", "http://deb.debian.org") + "/debian"
+
+
+def compiler_of(cc_text: str) -> tuple[str, str]:
+    """(command, Debian package) of a CONFIG_CC_VERSION_TEXT: the command is
+    its first word, the package gcc-N for x86_64-linux-gnu-gcc-N."""
+    cmd = cc_text.split(" ", 1)[0]
+    m = re.search(r"\bgcc-(\d+)$", cmd)
+    if not m:
+        raise RunnerError(f"cannot tell the compiler package of '{cc_text}' "
+                          "(CONFIG_CC_VERSION_TEXT): only gcc-N is supported")
+    return cmd, f"gcc-{m.group(1)}"
+
+
+def host_has(cc_text: str) -> bool:
+    """True when the host runs the very compiler the kernel names."""
+    cmd = cc_text.split(" ", 1)[0]
+    if not cmd or not shutil.which(cmd):
+        return False
+    out = subprocess.run([cmd, "--version"], capture_output=True, text=True).stdout
+    return out.splitlines()[0].strip() == cc_text.strip() if out else False
+
+
+def root_for(suite: str, gcc_pkg: str) -> Path:
+    """A cached build root of @suite with @gcc_pkg; made on first use."""
+    key = hashlib.sha256(" ".join([suite, gcc_pkg, *BUILD_PACKAGES, MIRROR])
+                         .encode()).hexdigest()[:12]
+    root = cache_dir() / "chroots" / f"{suite}-{gcc_pkg}-{key}"
+    with locked(cache_dir() / "locks" / f"chroot-{root.name}.lock"):
+        if (root / ".gupnm-ready").exists():
+            return root
+        ensure_tools(extra={"mmdebstrap": "mmdebstrap"})
+        tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}-", dir=root.parent
+                                    if root.parent.exists() else _mk(root.parent)))
+        tmp.rmdir()                 # mmdebstrap wants to create it
+        progress(f"making a {suite} build root with {gcc_pkg} (mmdebstrap, "
+                 "about a minute, once)")
+        log = root.parent / f"{root.name}.log"
+        try:
+            run(["mmdebstrap", "--variant=apt", "--mode=root",
+                 "--include=" + ",".join([gcc_pkg, *BUILD_PACKAGES]),
+                 "--aptopt=Acquire::Check-Valid-Until \"false\"",
+                 suite, tmp, MIRROR], log=log, what=f"mmdebstrap {suite}")
+        except RunnerError:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        (tmp / ".gupnm-ready").write_text(f"{suite} {gcc_pkg}\n")
+        shutil.rmtree(root, ignore_errors=True)
+        tmp.rename(root)
+        return root
+
+
+def _mk(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def install_headers(root: Path, debs: list[Path], release: str) -> Path:
+    """Unpack the kernel's header packages inside @root; the headers dir."""
+    kdir = root / "usr" / "src" / f"linux-headers-{release}"
+    key = hashlib.sha256("\n".join(d.name for d in debs).encode()).hexdigest()[:12]
+    marker = root / "usr" / "src" / f".gupnm-{release}-{key}"
+    with locked(cache_dir() / "locks" / f"chroot-{root.name}.lock"):
+        if not marker.exists():
+            for deb in debs:
+                if re.match(r"linux-(headers|kbuild|base|compiler)-", deb.name):
+                    run(["dpkg-deb", "-x", deb, root], what=f"dpkg-deb -x {deb.name}")
+            marker.write_text(release + "\n")
+    if not (kdir / "Makefile").exists():
+        raise RunnerError(f"{kdir}/Makefile missing after unpacking the headers "
+                          f"into {root}")
+    return kdir
+
+
+MODULE_FILES = ["oot/Kbuild", "oot/gup_test_compat.h", "oot/build-module.sh"]
+
+
+def build_module(root: Path, release: str, out: Path, log: Path,
+                 extra: list[str] | None = None) -> Path:
+    """Build the series' gup_test.ko inside @root against its headers of @release;
+    copy the module and the build log's output to @out."""
+    ensure_tools(extra={"unshare": "util-linux", "chroot": "coreutils", "mount": "mount"})
+    work = Path(tempfile.mkdtemp(prefix="gupnm-build-", dir=_mk(root / "tmp")))
+    try:
+        for name in MODULE_FILES:
+            dest = work / "src" / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, dest)
+        (work / "out").mkdir()
+        for name in ("gup_test.c", "gup_test.h"):
+            shutil.copy2(gup_test_source() / name, work / "out" / name)
+        inner = "/" + str(work.relative_to(root))
+        kdir = f"/usr/src/linux-headers-{release}"
+        cmd = (f"{inner}/src/oot/build-module.sh {kdir} {inner}/out "
+               + " ".join(extra or []))
+        # A private mount namespace: /proc (objtool needs it) disappears
+        # with the process, whatever happens to the build.
+        script = (f'mount -t proc proc "{root}/proc" && '
+                  f'exec chroot "{root}" /bin/sh -c "{cmd}"')
+        run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+            log=log, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C.UTF-8"},
+            what=f"module build in {root.name}")
+        ko = work / "out" / "gup_test.ko"
+        if not ko.exists():
+            raise RunnerError(f"module build in {root} left no gup_test.ko; "
+                              f"see {log}")
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ko, out / ko.name)
+        return out / ko.name
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

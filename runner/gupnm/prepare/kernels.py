@@ -1,0 +1,469 @@
+"""Kernel specs, and what each kernel needs: the module and the test binary.
+
+A spec names one kernel to test:
+  debian:SERIES|RELEASE        a Debian binary kernel (debian:6.12, debian:6.1,
+                               debian:6.12.117+deb12-amd64)
+  source:TREE[:SELECTION]      a kernel built from TREE ('debian-6.12' is
+                               Debian's linux-source-6.12; any git checkout
+                               works) with the patches/ SELECTION applied:
+                               all (default), nofix (all but the fix), none
+  image:KERNEL:DIR             a kernel image, with either its headers or
+                               build directory (the module is built against
+                               it) or a module tree holding gup_test.ko
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..host import REPO, RunnerError, UsageError, cache_dir, locked, owner_tag, progress, run
+from . import apt, cache, chroot, debian, ownimage, source, vmlinux
+from .modsource import MODULE_INPUTS, gup_test_source
+
+SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
+
+
+@dataclass
+class Prepared:
+    spec: str
+    release: str
+    image: Path
+    module: Path
+    test_binary: Path
+    run_vmtests: Path | None          # set: run through run_vmtests.sh
+    source: dict = field(default_factory=dict)   # how the kernel was obtained
+    arch: str = "amd64"                 # the guest's: amd64 or arm64
+    config: Path | None = None          # the kernel's .config, when known
+    tree: Path | None = None            # a source kernel's patched tree
+
+
+def parse_spec(spec: str) -> tuple[str, list[str]]:
+    kind, _, rest = spec.partition(":")
+    if kind == "debian" and rest:
+        return kind, [rest]
+    if kind == "source" and rest and not rest.startswith(":"):
+        tree, _, sel = rest.partition(":")
+        sel = sel or "all"
+        if sel not in source.SELECTIONS:
+            raise UsageError(f"'{sel}' in '{spec}' is not a patch selection: "
+                              + ", ".join(source.SELECTIONS))
+        return kind, [tree, sel]
+    if kind == "image" and rest:
+        parts = rest.split(":")
+        if len(parts) == 2 and all(parts):
+            return kind, parts
+    raise UsageError(f"bad kernel spec '{spec}': use debian:6.12, debian:6.1, "
+                      "source:debian-6.12[:all|nofix|none] or "
+                      "image:KERNEL:HEADERS_OR_MODULE_DIR")
+
+
+def build_module(kdir: Path, release: str, debian_kernel=None,
+                 kbuild: tuple[str, ...] = ()) -> Path:
+    """Build the series' gup_test.ko out of tree against @kdir (W=1, cached;
+    @kbuild: extra make arguments, e.g. a cross compiler).
+
+    The cache entry is named by the content of the module's inputs and of
+    the kernel side it is built against (release, Module.symvers, .config),
+    never by the release alone: two clones with different sources, or two
+    kernels with one release string, each get their own module. It is built
+    in a private directory and renamed into place under the entry's lock.
+    """
+    h = hashlib.sha256(f"{release}\0{kdir}\0{' '.join(kbuild)}\0".encode())
+    for name in MODULE_INPUTS:
+        h.update((REPO / name).read_bytes())
+    for name in ("Module.symvers", ".config"):
+        if (kdir / name).exists():
+            h.update((kdir / name).read_bytes())
+    key = h.hexdigest()[:20]
+    out = cache_dir() / "modules" / f"{release}-{key}"
+    with locked(cache_dir() / "locks" / f"module-{key}.lock"):
+        return _build_module_locked(kdir, out, debian_kernel, kbuild)
+
+
+def _mk(p: Path) -> Path:
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def _build_module_locked(kdir: Path, out: Path, dk=None,
+                         kbuild: tuple[str, ...] = ()) -> Path:
+    ko = out / "gup_test.ko"
+    cache.checked(out, lambda: _fill_module(kdir, out, ko, dk, kbuild),
+                  group="kernels")
+    return ko
+
+
+def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
+                 kbuild: tuple[str, ...] = ()) -> None:
+    """Build @ko into a private folder, record it, rename it to @out."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    log = out.parent / f"{out.name}.log"
+    log.write_text("")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-{owner_tag()}-", dir=out.parent))
+    src = gup_test_source()
+    for name in ("gup_test.c", "gup_test.h"):
+        shutil.copy2(src / name, tmp / name)
+    cc = debian.cc_version_text(kdir)
+    try:
+        if dk is not None and dk.offered and dk.offered.arch == "arm64":
+            _cross_build(kdir, tmp, log, dk, cc)
+        elif dk is not None and cc and not chroot.host_has(cc):
+            # The kernel's compiler is not the host's: build in a root of
+            # the kernel's own suite that has it.
+            suite = debian.base_suite(dk.offered.suites)
+            root = chroot.root_for(suite, chroot.compiler_of(cc)[1])
+            chroot.install_headers(root, dk.debs, dk.release)
+            progress(f"building gup_test.ko with {cc.split(' ')[0]} in "
+                     f"the {suite} root {root}")
+            chroot.build_module(root, dk.release, tmp, log, ["W=1"])
+        else:
+            progress(f"building gup_test.ko against {kdir}")
+            run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1", *kbuild],
+                log=log, what="module build")
+        if not (tmp / ko.name).exists():
+            raise RunnerError(f"module build left no {ko.name}; see {log}")
+        cache.record(tmp, [ko.name])
+        shutil.rmtree(out, ignore_errors=True)
+        os.replace(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _cross_build(kdir: Path, tmp: Path, log: Path, dk, cc: str) -> None:
+    """An arm64 module, cross-built with the kernel's gcc-N: on the host
+    when it has that cross compiler (bookworm's gcc-12), else in a root of
+    the kernel's suite with gcc-N-aarch64-linux-gnu, the arm64 headers and
+    the amd64 kbuild tools unpacked inside it."""
+    from . import arm64
+    if arm64.host_can_cross(cc):
+        progress(f"cross-building gup_test.ko against {kdir}")
+        run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1",
+             *arm64.kbuild_args(cc)], log=log, what="module cross-build")
+        return
+    suite = debian.base_suite(dk.offered.suites)
+    root = chroot.root_for(suite, arm64.cross_package(cc))
+    chroot.install_headers(root, dk.debs, dk.release)
+    versions = dict(p.split("=", 1) for p in dk.packages)
+    arm64.host_kbuild(list(versions), versions, root)
+    progress(f"cross-building gup_test.ko with {cc.split(' ')[0]} in the "
+             f"{suite} root {root}")
+    chroot.build_module(root, dk.release, tmp, log,
+                        ["W=1", *arm64.kbuild_args(cc, check=False)])
+
+
+def _cross_named(k) -> str:
+    """Which cross compiler built an arm64 Debian kernel's module, and where."""
+    from . import arm64
+    cc = debian.cc_version_text(k.kdir)
+    if arm64.host_can_cross(cc):
+        return arm64.cross_compiler(cc)
+    suite = debian.base_suite(k.offered.suites if k.offered else [])
+    return f"{cc.split(' ')[0]} ({arm64.cross_package(cc)}) in a {suite} root"
+
+
+def _static_build(group: str, name: str, src: Path, inputs: list[Path],
+                  includes: list[Path], libs: list[str], cc: str,
+                  mkdirs: tuple[Path, ...] = ()) -> Path:
+    """A static binary @name from @src, cached by the content of @inputs
+    (and the cross compiler, if any); built in a private temporary file and
+    renamed into place under a lock, so parallel runs (or clones) never see
+    a half-written binary or each other's."""
+    for p in inputs:
+        if not p.exists():
+            raise RunnerError(f"{p} missing: cannot build {name}")
+    h = hashlib.sha256()
+    for p in inputs:
+        h.update(p.read_bytes())
+    if cc != "gcc":                     # a cross compiler: another binary
+        h.update(cc.encode())
+    key = h.hexdigest()[:20]
+    out = cache_dir() / group / key / name
+    if out.exists() and cache.check(out.parent) is None:
+        return out
+
+    def fill() -> None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        for d in mkdirs:
+            d.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".build-{owner_tag()}-",
+                                        dir=out.parent)) / out.name
+        progress(f"building {name} (static)")
+        try:
+            run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror",
+                 *[a for inc in includes for a in ("-I", inc)], "-o", tmp, src,
+                 *libs], what=f"{name} build")
+            os.replace(tmp, out)
+            cache.record(out.parent, [out.name])
+        finally:
+            shutil.rmtree(tmp.parent, ignore_errors=True)
+    with locked(cache_dir() / "locks" / f"{group}-{key}.lock"):
+        cache.checked(out.parent, fill, group="kernels")
+    return out
+
+
+def _source_selftest(tree: Path, cc: str = "gcc") -> Path:
+    """The test for a source kernel: the tree's own once the series' test
+    patch is in it (the upstream series), else this checkout's built against
+    the series' gup_test header (6.12, whose stable series is the fix alone,
+    and selection none)."""
+    if (tree / SELFTEST).exists():
+        return build_selftest(tree / SELFTEST, tree, tree, cc)
+    return build_selftest(REPO / SELFTEST, gup_test_source() / "include", tree, cc)
+
+
+def build_selftest(src: Path, include_root: Path, kselftest_tree: Path,
+                   cc: str = "gcc") -> Path:
+    """Static gup_null_mapping from @src, its ABI from @include_root/mm."""
+    mm = kselftest_tree / "tools/testing/selftests/mm"
+    inputs = [src, include_root / "mm/gup_test.h", mm.parent / "kselftest.h"]
+    # mm/ is the -I target of "../kselftest.h".
+    return _static_build("selftest", "gup_null_mapping", src, inputs, [include_root, mm],
+                         ["-lpthread", "-lm"], cc, mkdirs=(mm,))
+
+
+BENCH = "bench/gup_fast_bench.c"
+
+
+def build_bench(cc: str = "gcc") -> Path:
+    """Static gup_fast_bench (bench/, not part of any series): its ABI from
+    the series' mm/gup_test.h (gup_test_source()), kselftest.h from
+    linux-source-6.12; cached by content."""
+    src = REPO / BENCH
+    include = gup_test_source() / "include"
+    selftests = _kselftest_tree() / "tools/testing/selftests"
+    # mm/ is the -I target of "../kselftest.h".
+    return _static_build("bench", "gup_fast_bench", src,
+                         [src, include / "mm/gup_test.h", selftests / "kselftest.h"],
+                         [include, selftests / "mm"], ["-lpthread", "-lm"], cc,
+                         mkdirs=(selftests / "mm",))
+
+
+STRESS = "hardening/gupnm_stress.c"
+
+
+def build_stress(cc: str = "gcc") -> Path:
+    """Static gupnm_stress (hardening/, not part of any series), built like
+    the test against the series' gup_test header and linux-source-6.12's
+    kselftest.h; cached by content."""
+    src = REPO / STRESS
+    include = gup_test_source() / "include"
+    selftests = _kselftest_tree() / "tools/testing/selftests"
+    return _static_build("stress", "gupnm_stress", src,
+                         [src, include / "mm/gup_test.h",
+                          selftests / "kselftest.h"],
+                         [include, selftests], ["-lpthread"], cc)
+
+
+# What the test needs from a kernel tree besides its own source.
+KSELFTEST_MEMBERS = "*/tools/testing/selftests/kselftest*.h"
+KSELFTEST_SERIES = "6.12"
+
+
+def _kselftest_tree() -> Path:
+    """A tree holding only the kselftest headers of linux-source-6.12.
+
+    Building the test for a binary kernel needs tools/testing/selftests/
+    kselftest.h and nothing else from a kernel tree: those files are
+    streamed out of the linux-source package (its tarball is never
+    unpacked) into a small cache entry named by the package's sha256.
+    """
+    deb = _linux_source_deb(KSELFTEST_SERIES)
+    st = deb.stat()
+    store = cache_dir() / "kselftest"
+    store.mkdir(parents=True, exist_ok=True)
+    index = store / f"{deb.name}.{st.st_size}.{st.st_mtime_ns}.key"
+    if index.exists():
+        tree = store / index.read_text().strip()
+        if (tree / "tools/testing/selftests/kselftest.h").exists():
+            return tree
+    key = vmlinux.content_key(deb)[:20]
+    tree = store / key
+    with locked(cache_dir() / "locks" / f"kselftest-{key}.lock"):
+        if not (tree / "tools/testing/selftests/kselftest.h").exists():
+            progress(f"taking the kselftest headers out of {deb.name}")
+            tmp = Path(tempfile.mkdtemp(prefix=f".unpack-{owner_tag()}-", dir=store))
+            try:
+                script = ('dpkg-deb --fsys-tarfile "$1" | '
+                          'tar -xO --wildcards "./usr/src/linux-source-*.tar.xz" | '
+                          'xz -dc | tar -x -C "$2" --wildcards "$3"')
+                run(["bash", "-o", "pipefail", "-c", script, "-", deb, tmp,
+                     KSELFTEST_MEMBERS], what=f"extracting kselftest headers from {deb.name}")
+                found = sorted(tmp.glob("*/tools/testing/selftests/kselftest.h"))
+                if not found:
+                    raise RunnerError(f"{deb} holds no tools/testing/selftests/"
+                                      f"kselftest.h; remove it and retry")
+                shutil.rmtree(tree, ignore_errors=True)
+                os.replace(found[0].parents[3], tree)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    index.write_text(key + "\n")
+    return tree
+
+
+def _linux_source_deb(series: str) -> Path:
+    """The linux-source-SERIES package file, downloaded into the cache."""
+    fetch = getattr(debian, "download_source", None)   # the apt layer, when it has one
+    if fetch:
+        return fetch(series)
+    pkg = f"linux-source-{series}"
+    debs = cache_dir() / "debs"
+    debs.mkdir(parents=True, exist_ok=True)
+    with locked(cache_dir() / "locks" / f"{pkg}-deb.lock"):
+        version = apt.host_candidate(pkg, debs)
+        if version:
+            file = debs / f"{pkg}_{version.replace(':', '%3a')}_all.deb"
+            if file.exists():
+                return file
+        found = sorted(debs.glob(f"{pkg}_*_all.deb"))
+        if not version and found:
+            return found[-1]
+        if not version:
+            raise RunnerError(f"no candidate for {pkg}: run apt-get update (as "
+                              "root) and check that Debian's security suite is "
+                              "in the apt sources")
+        progress(f"downloading {pkg} {version} (for the kselftest headers)")
+        t0 = time.monotonic()
+        run(["apt-get", "download", "-q", f"{pkg}={version}"], cwd=debs,
+            what=f"apt-get download {pkg}")
+        progress(f"downloaded {pkg} in {time.monotonic() - t0:.1f}s")
+        found = sorted(debs.glob(f"{pkg}_*_all.deb"), key=lambda p: p.stat().st_mtime)
+        if not found:
+            raise RunnerError(f"apt-get download left no {pkg} .deb in {debs}")
+        return found[-1]
+
+
+def _release_of(kdir: Path) -> str:
+    """uname -r of the kernel a build/headers directory belongs to.
+
+    UTS_RELEASE first: Debian's headers carry the upstream version
+    ("6.1.192") in include/config/kernel.release but the real release
+    ("6.1.0-57-amd64") in utsrelease.h.
+    """
+    uts = kdir / "include" / "generated" / "utsrelease.h"
+    if uts.exists():
+        m = re.search(r'UTS_RELEASE\s+"([^"]+)"', uts.read_text())
+        if m:
+            return m.group(1)
+    rel = kdir / "include" / "config" / "kernel.release"
+    if rel.exists():
+        return rel.read_text().strip()
+    out = run(["make", "-s", "-C", kdir, "kernelrelease"], what="make kernelrelease")
+    return out.strip().splitlines()[-1]
+
+
+def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prepared:
+    kind, args = parse_spec(spec)
+    if arch != "amd64":
+        return _prepare_arm64(spec, kind, args, variant)
+    if kind == "debian":
+        if variant != "default":
+            raise RunnerError(f"--config {variant} needs a kernel built from "
+                              "source (source:debian-6.12)")
+        k = debian.fetch(args[0])
+        module = build_module(k.kdir, k.release, k)
+        binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
+                                _kselftest_tree())
+        image = vmlinux.uncompressed(k.image) or k.image
+        return Prepared(spec, k.release, image, module, binary, None,
+                        {"kind": "debian", "release": k.release,
+                         "packages": k.packages, "boot_image": str(image),
+                         "version": k.offered.version if k.offered else None,
+                         "suites": k.offered.suites if k.offered else [],
+                         "compiler": debian.cc_version_text(k.kdir)},
+                        config=k.kdir / ".config")
+    if kind == "source":
+        tree, sel = args
+        k = source.prepare(tree, sel, variant)
+        module = k.module or build_module(k.build, k.release)
+        binary = _source_selftest(k.tree)
+        return Prepared(spec, k.release, k.image, module, binary, None,
+                        {"kind": "source", "tree": str(k.base),
+                         "base_commit": k.base_commit, "patches": k.patches,
+                         "selection": sel, "config": variant},
+                        config=k.build / ".config", tree=k.tree)
+    return _prepare_image(spec, Path(args[0]).resolve(), Path(args[1]).resolve())
+
+
+def _image_module(moddir: Path) -> tuple[str, Path]:
+    """(release, gup_test.ko) for image:KERNEL:@moddir: built against the
+    headers or build tree in @moddir (ownimage.find_kdir), or found in a
+    module tree. A build that fails is bad input (exit 2): the user's
+    headers, with the build's first error line."""
+    kdir = ownimage.find_kdir(moddir)
+    if kdir is not None:
+        release = _release_of(kdir)
+        build = ownimage.kbuild_dir(kdir)
+        try:
+            return release, build_module(build, release)
+        except (UsageError, cache.CacheError):
+            raise                       # the cache's own failure stays exit 3
+        except RunnerError as err:
+            raise ownimage.build_failure(err, kdir) from None
+    found = sorted(moddir.rglob("gup_test.ko"))
+    if not found:
+        raise UsageError(f"{moddir} is neither a kernel build/headers directory "
+                         "(no Makefile, no usr/src/linux-headers-*/ with a "
+                         ".config) nor a module tree with gup_test.ko")
+    vermagic = subprocess.run(["modinfo", "-F", "vermagic", str(found[0])],
+                              capture_output=True, text=True).stdout.split()
+    if not vermagic:
+        raise RunnerError(f"cannot read the vermagic of {found[0]}")
+    return vermagic[0], found[0]
+
+
+def _prepare_image(spec: str, image: Path, moddir: Path) -> Prepared:
+    if not image.exists():
+        raise UsageError(f"kernel image {image} does not exist")
+    release, module = _image_module(moddir)
+    binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
+                            _kselftest_tree())
+    boot_image = vmlinux.uncompressed(image) or image
+    return Prepared(spec, release, boot_image, module, binary, None,
+                    {"kind": "image", "image": str(image), "modules": str(moddir),
+                     "boot_image": str(boot_image)})
+
+
+def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepared:
+    """An arm64 Debian kernel: module and static test cross-built."""
+    from . import arm64
+    if kind == "source" and variant == "default" and args[1] != "none":
+        # 64K pages (runner/configs/arm64-64k.config), cross-built; the test
+        # runs directly (run_vmtests.sh needs bash, an x86 binary here).
+        tree, sel = args
+        k = source.prepare(tree, sel, variant, arch=arm64.ARCH)
+        binary = _source_selftest(k.tree, cc=arm64.selftest_cc())
+        module = k.module or build_module(
+            k.build, k.release, kbuild=(f"ARCH={arm64.ARCH}",
+                                        "CROSS_COMPILE=aarch64-linux-gnu-"))
+        return Prepared(spec, k.release, k.image, module, binary, None,
+                        {"kind": "source", "tree": str(k.base), "arch": arm64.ARCH,
+                         "pages": "64K", "base_commit": k.base_commit,
+                         "patches": k.patches, "selection": sel,
+                         "config": "arm64-64k"}, arch=arm64.ARCH,
+                        config=k.build / ".config", tree=k.tree)
+    if kind != "debian" or variant != "default":
+        what = f"--config {variant}" if variant != "default" else f"'{spec}'"
+        raise UsageError(f"--arch arm64 takes Debian binary kernels "
+                         f"(debian:6.12.117+deb12-arm64, debian:6.12.117+deb12-"
+                         f"arm64-16k, debian:6.1) and 64K-page source kernels "
+                         f"(source:debian-6.12:all|nofix|wrongfix), not {what}")
+    k = debian.fetch(args[0], arm64.ARCH)
+    module = build_module(k.kdir, k.release, k)
+    binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
+                            _kselftest_tree(), cc=arm64.selftest_cc())
+    # Debian's arm64 vmlinuz is an uncompressed Image: QEMU boots it as is.
+    return Prepared(spec, k.release, k.image, module, binary, None,
+                    {"kind": "debian", "release": k.release, "arch": arm64.ARCH,
+                     "packages": k.packages, "boot_image": str(k.image),
+                     "version": k.offered.version if k.offered else None,
+                     "suites": k.offered.suites if k.offered else [],
+                     "compiler": debian.cc_version_text(k.kdir),
+                     "cross_compiler": _cross_named(k)},
+                    arch=arm64.ARCH, config=k.kdir / ".config")

@@ -1,0 +1,398 @@
+"""Kernels built from a source tree: patch, configure, build with ccache.
+
+The base is a git tree (Debian's linux-source-6.12 made into one by
+runner/linux-source-base.sh, or any checkout: its HEAD commit is used).
+The selected patches of patches/series are applied to a scratch index, and
+a worktree per key (base commit, patch selection, config variant) is moved
+to the result with `git checkout`, which rewrites only the files that
+differ, so a one-line edit rebuilds one object. Build directories and the
+ccache live in the cache, laid out identically per key so that ccache hits
+across keys (CCACHE_BASEDIR).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
+from . import kconfig
+
+PATCHES = REPO / "patches"
+SELECTIONS = ("all", "nofix", "wrongfix", "none")
+# What each selection makes of gup_fast_folio_allowed()'s NULL-mapping
+# test, after the series (and, on 6.12, the backported fix) is applied:
+# the fix reverted (the regression), or a wrong fix that lets long-term
+# writable pins through GUP-fast as well. Both must make the test fail.
+FIXED_LINE = "\tif (!mapping)\n\t\treturn !reject_file_backed;\n"
+MUTATIONS = {
+    "nofix": "\tif (!mapping)\n\t\treturn false;\n",
+    "wrongfix": "\tif (!mapping)\n\t\treturn true;\n",
+}
+# Debian's source trees the runner knows, by the patch series made for them.
+DEBIAN_TREES = {"debian-6.12": "stable-6.12", "debian-7.3": "upstream"}
+
+
+@dataclass
+class SourceKernel:
+    release: str
+    image: Path            # vmlinux (PVH boot, no decompression)
+    module: Path | None    # in-tree gup_test.ko (series made it tristate), else None
+    build: Path            # build directory (for out-of-tree modules)
+    tree: Path             # patched source worktree
+    base: Path
+    base_commit: str
+    patches: list[str]
+    variant: str
+
+
+@dataclass
+class Base:
+    path: Path
+    series: str            # patchgen/ series that applies: upstream, stable-6.12
+
+
+def pinned(series: str) -> tuple[str, str]:
+    """(package, version) a series is made for: patchgen/<series>/base."""
+    pkg, version = (REPO / "patchgen" / series / "base").read_text().split()[:2]
+    return pkg, version
+
+
+def series_of_tree(path: Path) -> str:
+    """The series for a kernel tree: stable-6.12 on 6.12, else upstream."""
+    text = (path / "Makefile").read_text(errors="replace")[:2000]
+    ver = re.search(r"^VERSION = (\d+)", text, re.M)
+    lvl = re.search(r"^PATCHLEVEL = (\d+)", text, re.M)
+    return "stable-6.12" if ver and lvl and \
+        (ver.group(1), lvl.group(1)) == ("6", "12") else "upstream"
+
+
+# What patchgen/gen-series.sh makes the series of: the new files at their
+# kernel-tree paths and patchgen/ itself.
+SERIES_INPUTS = ("lib", "tools", "patchgen")
+
+
+def _series_key(base: Path, name: str) -> str:
+    h = hashlib.sha256(_git(base, "rev-parse", "HEAD").encode() + name.encode())
+    for top in SERIES_INPUTS:
+        for path in sorted((REPO / top).rglob("*")):
+            if path.is_file():
+                h.update(str(path.relative_to(REPO)).encode() + b"\0")
+                h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def current_series(base: Path, name: str) -> Path:
+    """The patch directory of series @name that matches the working tree.
+
+    patches/<name> when it is what patchgen/gen-series.sh makes of the
+    repository now; otherwise (a file was edited and `make patches` not yet
+    run) a freshly generated copy in the cache, so the kernel tested is the
+    one the working tree describes, and patches/ is left alone. Generated
+    once per state of the inputs.
+    """
+    committed = PATCHES / name
+    store = cache_dir() / "series"
+    store.mkdir(parents=True, exist_ok=True)
+    fresh = store / f"{name}-{_series_key(base, name)}"
+    if not fresh.exists():
+        tmp = Path(tempfile.mkdtemp(prefix=".gen-", dir=store))
+        try:
+            run([REPO / "patchgen" / "gen-series.sh", "-o", tmp, "-b", base, name],
+                what="patchgen/gen-series.sh")
+        except RunnerError as err:
+            shutil.rmtree(tmp, ignore_errors=True)
+            # Another base than the series was made for: its hunks may not
+            # apply exactly; the committed patches are what to try there.
+            progress(f"cannot regenerate the {name} series on {base}; using "
+                     f"{committed} as committed ({str(err).splitlines()[0]})")
+            return committed
+        try:
+            tmp.rename(fresh)
+        except OSError:             # another run made it first
+            shutil.rmtree(tmp, ignore_errors=True)
+    same = subprocess.run(["diff", "-rq", str(committed), str(fresh)],
+                          capture_output=True).returncode == 0
+    if same:
+        return committed
+    progress(f"patches/{name} is older than the files it is made of: testing "
+             "a fresh series (run make patches to update patches/)")
+    return fresh
+
+
+def is_fix(patch: Path) -> bool:
+    """The backported fix: the one patch of a series that changes mm/gup.c."""
+    return "\ndiff --git a/mm/gup.c b/mm/gup.c\n" in patch.read_text(errors="replace")
+
+
+def prefix_of(selection: str) -> int | None:
+    """N for "first-N" (the series' first N patches: make check-prefixes)."""
+    m = re.fullmatch(r"first-([1-9]\d?)", selection)
+    return int(m.group(1)) if m else None
+
+
+def series(selection: str, patch_dir: Path) -> list[Path]:
+    if prefix_of(selection):
+        whole = series("all", patch_dir)
+        if prefix_of(selection) > len(whole):
+            raise UsageError(f"'{selection}': the series has {len(whole)} patches")
+        return whole[:prefix_of(selection)]
+    if selection not in SELECTIONS:
+        raise UsageError(f"unknown patch selection '{selection}': use "
+                         + ", ".join(SELECTIONS))
+    if selection == "none":
+        return []
+    listing = patch_dir / "series"
+    if not listing.exists():
+        raise RunnerError(f"{listing} missing: run make patches")
+    names = [l.strip() for l in listing.read_text().splitlines()
+             if l.strip() and not l.startswith("#")]
+    patches = [patch_dir / n for n in names]
+    if selection == "nofix":
+        patches = [p for p in patches if not is_fix(p)]
+    return patches
+
+
+def resolve_base(spec: str) -> Base:
+    if spec == "debian":
+        spec = "debian-6.12"
+    if spec in DEBIAN_TREES:
+        name = DEBIAN_TREES[spec]
+        pkg, version = pinned(name)
+        out = run([REPO / "runner" / "linux-source-base.sh",
+                   pkg[len("linux-source-"):], version],
+                  what=f"preparing {pkg} {version}")
+        return Base(Path(out.strip().splitlines()[-1]), name)
+    path = Path(spec).expanduser().resolve()
+    if not (path / "Makefile").exists() or not (path / "mm" / "gup.c").exists():
+        raise UsageError(f"{path} is not a kernel source tree (no Makefile or "
+                          f"mm/gup.c); Debian's trees: {', '.join(DEBIAN_TREES)}")
+    probe = subprocess.run(["git", "-C", str(path), "rev-parse", "--verify", "-q",
+                            "HEAD"], capture_output=True, text=True)
+    if probe.returncode:
+        raise RunnerError(f"{path} is not a git tree with a commit; make it one "
+                          "with: git init && git add -A -f && git commit -m base")
+    return Base(path, series_of_tree(path))
+
+
+def _git(base: Path, *args: str, env: dict | None = None) -> str:
+    proc = subprocess.run(["git", "-C", str(base), *args], capture_output=True,
+                          text=True, env=dict(os.environ, **(env or {})))
+    if proc.returncode:
+        raise RunnerError(f"git {' '.join(args)} failed in {base}:\n"
+                          + (proc.stderr or proc.stdout).strip())
+    return proc.stdout.strip()
+
+
+def mutate_gup(text: str, selection: str) -> str:
+    """mm/gup.c with the NULL-mapping test as @selection wants it."""
+    if selection not in MUTATIONS:
+        return text
+    if text.count(FIXED_LINE) != 1:
+        if selection == "nofix" and text.count(MUTATIONS["nofix"]) == 1:
+            return text                 # the tree never had the fix
+        raise RunnerError("mm/gup.c has no single 'if (!mapping) return "
+                          "!reject_file_backed;': cannot make the "
+                          f"'{selection}' kernel of this tree")
+    return text.replace(FIXED_LINE, MUTATIONS[selection])
+
+
+def _patched_commit(base: Path, head: str, patches: list[Path], kroot: Path,
+                    selection: str = "all") -> str:
+    """Apply @patches to @head in a scratch index, then the @selection
+    change of mm/gup.c; return the new commit."""
+    index = kroot / "scratch.index"
+    env = {"GIT_INDEX_FILE": str(index)}
+    _git(base, "read-tree", head, env=env)
+    for patch in patches:
+        proc = subprocess.run(["git", "-C", str(base), "apply", "--cached",
+                               str(patch)], capture_output=True, text=True,
+                              env=dict(os.environ, **env))
+        if proc.returncode:
+            raise RunnerError(f"patch {patch.name} does not apply to {base} "
+                              f"({head[:12]}):\n{proc.stderr.strip()}")
+    if selection in MUTATIONS:
+        text = _git(base, "show", ":mm/gup.c", env=env) + "\n"
+        new = mutate_gup(text, selection)
+        if new != text:
+            blob = subprocess.run(["git", "-C", str(base), "hash-object", "-w",
+                                   "--stdin"], input=new, capture_output=True,
+                                  text=True, check=True).stdout.strip()
+            _git(base, "update-index", "--cacheinfo", f"100644,{blob},mm/gup.c",
+                 env=env)
+    tree = _git(base, "write-tree", env=env)
+    index.unlink(missing_ok=True)
+    ident = {"GIT_AUTHOR_NAME": "gupnm", "GIT_AUTHOR_EMAIL": "gupnm@localhost",
+             "GIT_COMMITTER_NAME": "gupnm", "GIT_COMMITTER_EMAIL": "gupnm@localhost",
+             "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+0000",
+             "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+0000"}
+    msg = "gupnm: " + (", ".join(p.name for p in patches) or "no patches") \
+        + (f" ({selection})" if selection in MUTATIONS else "")
+    return _git(base, "commit-tree", tree, "-p", head, "-m", msg, env=ident)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_")[:60]
+
+
+def make_env(kroot: Path) -> dict:
+    return {"CCACHE_DIR": str(cache_dir() / "ccache"),
+            "CCACHE_BASEDIR": str(kroot), "CCACHE_NOHASHDIR": "1",
+            "KBUILD_BUILD_USER": "gupnm", "KBUILD_BUILD_HOST": "gupnm",
+            "KBUILD_BUILD_TIMESTAMP": "2026-01-01"}
+
+
+def prepare(spec: str, selection: str, variant: str = "default",
+            arch: str = "amd64") -> SourceKernel:
+    resolved = resolve_base(spec)
+    base = resolved.path
+    head = _git(base, "rev-parse", "HEAD")
+    patches = series(selection, current_series(base, resolved.series)
+                     if selection != "none" else PATCHES / resolved.series)
+    key = f"{_slug(base.name)}-{head[:12]}-{selection}-{variant}"
+    if arch != "amd64":
+        key += f"-{arch}"
+    kroot = cache_dir() / "kernels" / key
+    kroot.mkdir(parents=True, exist_ok=True)
+    with locked(cache_dir() / "locks" / f"{key}.lock"):
+        return _prepare_locked(base, head, patches, selection, variant, kroot,
+                               arch)
+
+
+def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
+                    variant: str, kroot: Path, arch: str = "amd64") -> SourceKernel:
+    """The steps of a source kernel: the patched tree checked out, the
+    configuration, the build, the module snapshot."""
+    tree, build = kroot / "src", kroot / "build"
+    log = kroot / "build.log"
+    log.write_text("")
+
+    progress(f"source {base} ({head[:12]}) + patches: {selection} "
+             f"({len(patches)}), config: {variant}")
+    _checkout(base, head, patches, kroot, selection, tree)
+
+    # gup_test in tree as a module once the series made it tristate (any
+    # prefix from the first patch on); otherwise kernels.prepare builds the
+    # series' gup_test out of tree against this build.
+    with_module = selection != "none" and kconfig.gup_test_tristate(tree)
+    frags = _fragments(variant, tree, with_module, arch)
+    env = make_env(kroot)
+    make = _make_command(tree, build, arch)
+    _configure(make, frags, kroot, build, tree, log, env)
+    _build(make, build, variant, arch, log, env)
+    release = run([*make, "-s", "kernelrelease"], env=env).strip().splitlines()[-1]
+    module = build / "mm" / "gup_test.ko" if with_module else None
+    if module and not module.exists():
+        raise RunnerError(f"{module} was not built: is CONFIG_GUP_TEST=m "
+                          f"in {build}/.config?")
+    if module:
+        module = _snapshot(module)
+    image = build / ("arch/x86/boot/bzImage" if variant == "debug" else "vmlinux")
+    if arch == "arm64":
+        image = build / "arch/arm64/boot/Image"
+    return SourceKernel(release, image, module, build, tree, base,
+                        head, [p.name for p in patches], variant)
+
+
+def _checkout(base: Path, head: str, patches: list[Path], kroot: Path,
+              selection: str, tree: Path) -> None:
+    """The patched commit checked out (clean) in @tree, a worktree of @base."""
+    commit = _patched_commit(base, head, patches, kroot, selection)
+    if not (tree / ".git").exists():
+        _git(base, "worktree", "prune")
+        progress(f"checking out the tree into {tree}")
+        _git(base, "worktree", "add", "-f", "--detach", str(tree), commit)
+    elif _git(tree, "rev-parse", "HEAD") != commit or _git(tree, "status",
+                                                             "--porcelain", "-uno"):
+        _git(tree, "checkout", "-q", "-f", "--detach", commit)
+
+
+def _fragments(variant: str, tree: Path, with_module: bool,
+               arch: str) -> list[tuple[str, str]]:
+    """The config fragments of @variant; an arm64 guest has 64K pages."""
+    frags = kconfig.fragments(variant, tree, with_module)
+    if arch == "arm64":
+        frags = [("arm64-64k.config", (kconfig.CONFIGS / "arm64-64k.config")
+                  .read_text()) if n == "base.config" else (n, text)
+                 for n, text in frags]
+    return frags
+
+
+def _make_command(tree: Path, build: Path, arch: str) -> list[str]:
+    target_args = (["ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-",
+                    "CC=ccache aarch64-linux-gnu-gcc"] if arch == "arm64" else
+                   ["ARCH=x86_64", "CC=ccache gcc"])
+    return ["make", "-C", str(tree), f"O={build}", *target_args, "HOSTCC=ccache gcc"]
+
+
+def _configure(make: list[str], frags: list[tuple[str, str]], kroot: Path, build: Path,
+               tree: Path, log: Path, env: dict) -> None:
+    """tinyconfig + @frags, olddefconfig, every option checked; skipped when
+    the build's .config was made from the same fragments."""
+    digest = kconfig.digest(frags)
+    stamp = build / ".gupnm-config"
+    if (build / ".config").exists() and stamp.exists() and \
+            stamp.read_text().strip() == digest:
+        return
+    progress(f"configuring: tinyconfig + {', '.join(n for n, _ in frags)}")
+    build.mkdir(parents=True, exist_ok=True)
+    run([*make, "tinyconfig"], log=log, env=env, what="make tinyconfig")
+    frag_dir = kroot / "fragments"
+    frag_dir.mkdir(exist_ok=True)
+    paths = []
+    for i, (name, text) in enumerate(frags):
+        p = frag_dir / f"{i:02d}.config"
+        p.write_text(f"# {name}\n{text}")
+        paths.append(str(p))
+    run([tree / "scripts/kconfig/merge_config.sh", "-m", "-O", build,
+         build / ".config", *paths], log=log, env=env, cwd=tree,
+        what="merge_config.sh")
+    run([*make, "olddefconfig"], log=log, env=env, what="make olddefconfig")
+    bad = kconfig.missing(frags, (build / ".config").read_text(), tree)
+    if bad:
+        raise RunnerError("config options did not survive olddefconfig "
+                          "(missing dependency?):\n  " + "\n  ".join(bad))
+    stamp.write_text(digest + "\n")
+
+
+def _build(make: list[str], build: Path, variant: str, arch: str, log: Path,
+           env: dict) -> None:
+    """The kernel image and the modules, one kernel build at a time."""
+    jobs = str(os.cpu_count() or 1)
+    cold = not (build / "vmlinux").exists()
+    progress(f"building linux in {build} (make -j{jobs}; log {log})"
+             + ("; a cold build took 4.5-12 min on 2 cores (docs/measured.md), "
+                "under 1 with a warm ccache" if cold else ""))
+    # vmlinux boots via PVH without the emulated decompressor; KASAN kernels
+    # cannot (see configs/debug.config), so the debug variant boots bzImage.
+    target = "bzImage" if variant == "debug" else "vmlinux"
+    if arch == "arm64":
+        target = "Image"
+    # One kernel build at a time on this machine, whichever run or clone
+    # asks: two parallel builds on 2 cores only make both slower. Runs with
+    # caches of their own share it through GUPNM_BUILD_LOCK.
+    lock = os.environ.get("GUPNM_BUILD_LOCK") or \
+        cache_dir() / "locks" / "kernel-build.lock"
+    with locked(Path(lock)):
+        run([*make, f"-j{jobs}", target, "modules"], log=log, env=env,
+            what="kernel build", tail=40)
+
+
+def _snapshot(module: Path) -> Path:
+    """A copy of the tree's gup_test.ko that is this run's own: another run
+    may rebuild the tree for other patches as soon as the build lock is
+    released. Snapshots older than a day are removed."""
+    snaps = cache_dir() / "tmp"
+    snaps.mkdir(exist_ok=True)
+    for old in snaps.glob("ko-*"):
+        if time.time() - old.stat().st_mtime > 86400:
+            shutil.rmtree(old, ignore_errors=True)
+    snap = Path(tempfile.mkdtemp(prefix="ko-", dir=snaps))
+    shutil.copy2(module, snap / module.name)
+    return snap / module.name

@@ -1,0 +1,462 @@
+"""Unit tests for gupnm.check.matrix (the expectations about one real-kernel run)."""
+
+import copy
+import io
+import json
+import sys
+import unittest
+from contextlib import redirect_stdout
+from pathlib import Path
+from unittest import mock
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from gupnm import cli  # noqa: E402
+from gupnm.check import matrix  # noqa: E402
+from gupnm.guest import vmrun  # noqa: E402
+from gupnm.host import RunnerError  # noqa: E402
+from gupnm.parse.status import parse_status  # noqa: E402
+
+REAL = Path(__file__).resolve().parents[1] / 'data' / 'real'
+
+# Check names, as assertions() spells them.
+RAN = 'the guest ran the test to the end'
+SPLAT = 'no kernel splat (panic, Oops, BUG, WARNING, KASAN, lockdep, kmemleak, leak)'
+SHADOW_BUG = 'shadow read/write via GUP-fast: 0/N (bug present)'
+SHADOW_FIXED = 'shadow read/write via GUP-fast: N/N'
+NAMES_BUG = "the failure names the bug ('GUP-fast rejects NULL-mapping order-0 folios')"
+PIN_WRITE = ('a plain FOLL_PIN|FOLL_WRITE pin of clean shadow pages went through GUP-fast '
+             '(left them clean)')
+LONGTERM = ('the long-term writable pin of shadow pages took the path the kernel version '
+            'calls for (slow since 6.5: pages dirtied)')
+WRONGFIX = 'the long-term writable pin of shadow pages went through GUP-fast (the wrong fix)'
+NAMES_WRONGFIX = ("the failure names the wrong fix ('FOLL_LONGTERM|FOLL_WRITE pin of "
+                  "NULL-mapping folios went through GUP-fast')")
+ANON = 'control anon: N/N'
+MEMFD = 'control memfd: N/N'
+SECRETMEM = 'control secretmem: 0/N (refused)'
+LT_CONTROLS = 'long-term writable pins: anon and memfd pinned, secretmem refused'
+TABLE = 'every case of the table reported (12 verdicts)'
+OTHERS_BUG = 'no other case fails than verdict_shadow_read, verdict_shadow_write'
+OTHERS_WRONGFIX = 'no other case fails than verdict_shadow_longterm_write'
+OTHERS = 'no other case fails'
+EXIT1 = 'test exit status 1'
+EXIT0 = 'test exit status 0'
+PRE65_LT = ('before 6.5: the long-term writable pin of shadow pages went through '
+            'GUP-fast, and the runner marked that XFAIL')
+PRE65_PASS = "the runner's verdict: PASS (the regression is absent)"
+DRIVER = 'the driver unloads after the test'
+MEMFREE = 'free memory back within 16 MiB after rmmod'
+MEMFREE_DEBUG = 'free memory back within 64 MiB after rmmod'
+STRESS = 'stress program: malformed-input and race cases all pass (41 cases)'
+BENCH = 'benchmark measured shadow and anon (non-zero medians: a real clocksource)'
+PAGE_OWNER = ('no user page (anon, shmem) left allocated by the test or the stress '
+              'program after they exited (page_owner)')
+VMTESTS_BUG = 'run_vmtests.sh -t gup_test ran it and reported not ok'
+
+
+def load_real(release='6.12'):
+    """A real run of the table-driven test and the stress program on Debian
+    6.12.117 (bug present) or 6.1 (before the regression and before the
+    long-term check: the long-term writable pin goes fast there)."""
+    summary = json.loads((REAL / f'table-debian-{release}.summary.json').read_text())
+    tap_text = parse_status((REAL / f'table-debian-{release}.status.log').read_text()).tap
+    return summary, tap_text
+
+
+def as_fixed(summary, tap_text):
+    """The 6.12 run as a 6.12 kernel with the fix reports it (measured on
+    source:debian-6.12:all): shadow N/N, plain pins fast, long-term slow."""
+    s = copy.deepcopy(summary)
+    for v in s['verdicts']:
+        if v['backing'] == 'shadow' and v['access'] in ('read', 'write'):
+            v['fast'], v['tries'] = v['total'], 1
+    s['verdicts'].insert(6, {'backing': 'shadow', 'access': 'pin_write', 'fast': 512,
+                             'total': 512, 'expected': 512, 'tries': 1})
+    for c in s['cases']:
+        c['status'] = 'pass'
+    s['exit_status'] = 0
+    return s, tap_text.replace('GUP-fast rejects', 'GUP-fast (was) rejecting')
+
+
+def as_wrongfix(summary, tap_text):
+    """... and as a kernel whose fix lets every NULL mapping through."""
+    s, tap_text = as_fixed(summary, tap_text)
+    v = next(v for v in s['verdicts'] if v['access'] == 'longterm_write')
+    v['fast'], v['tries'] = 512, 10
+    next(c for c in s['cases'] if c['name'] == 'verdict_shadow_longterm_write')['status'] = 'fail'
+    s['exit_status'] = 1
+    s['diagnosis'] = 'wrongfix'
+    return s, tap_text + ('# FAIL: FOLL_LONGTERM|FOLL_WRITE pin of NULL-mapping folios went '
+                          'through GUP-fast: 512/512 shadow pages via GUP-fast (longterm_write)\n')
+
+
+def failing(checks):
+    return [name for name, ok, _ in checks if not ok]
+
+
+def by_name(checks):
+    out = {}
+    for name, ok, detail in checks:
+        assert name not in out, f'duplicate check name {name!r}'
+        out[name] = (ok, detail)
+    return out
+
+
+class RealSummaryTest(unittest.TestCase):
+    """The summaries the runner wrote for real boots of Debian 6.12.117 (bug
+    present) and 6.1 (pass), each with the stress program."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.summary, cls.tap_text = load_real()
+
+    def test_bug_expected_all_ok(self):
+        checks = matrix.assertions(self.summary, self.tap_text, expect="bug")
+        self.assertEqual(failing(checks), [])
+        self.assertEqual([n for n, _, _ in checks],
+                         [RAN, SPLAT, SHADOW_BUG, NAMES_BUG, LONGTERM, ANON, MEMFD, SECRETMEM,
+                          LT_CONTROLS, TABLE, OTHERS_BUG, EXIT1, DRIVER, MEMFREE, STRESS, BENCH])
+
+    def test_bool_bug_is_the_old_spelling(self):
+        self.assertEqual(matrix.assertions(self.summary, self.tap_text, bug=True),
+                         matrix.assertions(self.summary, self.tap_text, expect="bug"))
+        with self.assertRaises(ValueError):
+            matrix.assertions(self.summary, self.tap_text, expect="fixed")
+
+    def test_debian_6_1_passes_with_the_long_term_pin_fast(self):
+        summary, tap_text = load_real('6.1')
+        checks = matrix.assertions(summary, tap_text, expect="pass")
+        self.assertEqual(failing(checks), [])
+        d = by_name(checks)
+        self.assertEqual(d[LONGTERM][1], 'longterm_write 512/512 (expected 512)')
+        self.assertEqual(d[PIN_WRITE][1], 'pin_write 512/512 (expected 512)')
+        # Taken for a wrong fix, it fails on the naming (the test expected
+        # GUP-fast there: no long-term check before 6.5, nothing wrong).
+        self.assertEqual(failing(matrix.assertions(summary, tap_text, expect="wrongfix")),
+                         [WRONGFIX, NAMES_WRONGFIX, EXIT1])
+
+    def test_details_name_what_was_seen(self):
+        d = by_name(matrix.assertions(self.summary, self.tap_text, expect="bug"))
+        self.assertEqual(d[SHADOW_BUG][1], 'read 0/512 (expected 512) (10 tries), '
+                                           'write 0/512 (expected 512) (10 tries)')
+        self.assertEqual(d[LONGTERM][1], 'longterm_write 0/512 (expected 0)')
+        self.assertEqual(d[ANON][1], 'read 512/512 (expected 512), write 512/512 (expected 512)')
+        self.assertEqual(d[SECRETMEM][1], 'read 0/512 (expected 0), write 0/512 (expected 0)')
+        self.assertEqual(d[OTHERS_BUG][1], 'failed: verdict_shadow_read, verdict_shadow_write')
+        self.assertEqual(d[EXIT1][1], 'got 1')
+        self.assertEqual(d[DRIVER][1], 'rmmod: ok')
+
+    def test_fixed_shape_passes_and_fails_as_bug(self):
+        s, tap_text = as_fixed(self.summary, self.tap_text)
+        self.assertEqual(failing(matrix.assertions(s, tap_text, expect="pass")), [])
+        self.assertEqual(failing(matrix.assertions(s, tap_text, expect="bug")),
+                         [SHADOW_BUG, NAMES_BUG, EXIT1])
+        self.assertEqual(failing(matrix.assertions(s, tap_text, expect="wrongfix")),
+                         [WRONGFIX, NAMES_WRONGFIX, EXIT1])
+
+    def test_wrongfix_shape(self):
+        s, tap_text = as_wrongfix(self.summary, self.tap_text)
+        checks = matrix.assertions(s, tap_text, expect="wrongfix")
+        self.assertEqual(failing(checks), [])
+        self.assertEqual([n for n, _, _ in checks][2:7],
+                         [SHADOW_FIXED, PIN_WRITE, WRONGFIX, NAMES_WRONGFIX, ANON])
+        self.assertIn(OTHERS_WRONGFIX, [n for n, _, _ in checks])
+        # The real fix's expectation catches it, by name.
+        self.assertEqual(failing(matrix.assertions(s, tap_text, expect="pass")),
+                         [LONGTERM, OTHERS, EXIT0])
+        # A wrong fix that the test failed to name is not accepted.
+        s['diagnosis'] = 'other'
+        self.assertEqual(failing(matrix.assertions(s, tap_text, expect="wrongfix")),
+                         [NAMES_WRONGFIX])
+
+    def test_debug_mode(self):
+        s = copy.deepcopy(self.summary)
+        s['page_owner'] = {'user_pages': 0, 'other_pages': 3}
+        checks = matrix.assertions(s, self.tap_text, expect="bug", debug=True)
+        self.assertEqual(failing(checks), [])
+        names = [n for n, _, _ in checks]
+        self.assertNotIn(BENCH, names)
+        self.assertIn(MEMFREE_DEBUG, names)
+        self.assertIn(PAGE_OWNER, names)
+
+    def test_input_not_mutated(self):
+        before = copy.deepcopy(self.summary)
+        matrix.assertions(self.summary, self.tap_text, expect="bug", debug=True)
+        matrix.assertions(self.summary, self.tap_text, expect="pass")
+        self.assertEqual(self.summary, before)
+
+
+class MutationTest(unittest.TestCase):
+    """Each corruption of the real summary flips exactly the check it concerns."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.base, cls.tap_text = load_real()
+
+    def setUp(self):
+        self.s = copy.deepcopy(self.base)
+
+    def fails(self, expect="bug", tap_text=None, **kw):
+        return failing(matrix.assertions(self.s, self.tap_text if tap_text is None else tap_text,
+                                         expect, **kw))
+
+    def verdict(self, backing, access):
+        return next(v for v in self.s['verdicts']
+                    if v['backing'] == backing and v['access'] == access)
+
+    def case(self, name):
+        return next(c for c in self.s['cases'] if c['name'] == name)
+
+    def test_drop_control_verdict(self):
+        self.s['verdicts'].remove(self.verdict('memfd', 'write'))
+        self.assertEqual(self.fails(), [MEMFD])
+        d = by_name(matrix.assertions(self.s, self.tap_text, "bug"))
+        self.assertEqual(d[MEMFD][1], 'no verdict line for memfd write')
+
+    def test_drop_shadow_verdict(self):
+        self.s['verdicts'].remove(self.verdict('shadow', 'write'))
+        self.assertEqual(self.fails(), [SHADOW_BUG])
+
+    def test_long_term_pin_went_fast_on_a_bug_kernel(self):
+        self.verdict('shadow', 'longterm_write')['fast'] = 512
+        self.assertEqual(self.fails(), [LONGTERM])
+
+    def test_long_term_case_failed(self):
+        self.case('verdict_shadow_longterm_write')['status'] = 'fail'
+        self.assertEqual(self.fails(), [LONGTERM, OTHERS_BUG])
+
+    def test_long_term_case_skipped_witness_missing(self):
+        self.case('verdict_shadow_longterm_write')['status'] = 'skip'
+        self.s['verdicts'].remove(self.verdict('shadow', 'longterm_write'))
+        self.assertEqual(self.fails(), [LONGTERM])
+
+    def test_splat(self):
+        self.s['splats'] = [{'kind': 'WARNING', 'line': 1, 'excerpt': 'WARNING: at mm/gup.c'}]
+        self.assertEqual(self.fails(), [SPLAT])
+
+    def test_problems(self):
+        self.s['problems'] = ['timed out after 300 s']
+        self.assertEqual(self.fails(), [RAN])
+
+    def test_wrong_exit_status(self):
+        self.s['exit_status'] = 0
+        self.assertEqual(self.fails(), [EXIT1])
+
+    def test_rmmod_failed(self):
+        self.s['rmmod'] = 'failed'
+        self.assertEqual(self.fails(), [DRIVER])
+
+    def test_memfree_tolerance(self):
+        for delta, ok in ((16384, True), (16385, False), (0, True), (-4096, True)):
+            with self.subTest(delta=delta):
+                self.s['memfree_delta_kb'] = delta
+                self.assertEqual(self.fails(), [] if ok else [MEMFREE])
+
+    def test_memfree_missing(self):
+        del self.s['memfree_delta_kb']
+        self.assertEqual(self.fails(), [MEMFREE])
+
+    def test_secretmem_taken_by_gup_fast(self):
+        self.verdict('secretmem', 'read')['fast'] = 1
+        self.assertEqual(self.fails(), [SECRETMEM])
+
+    def test_secretmem_long_term_pin_succeeded(self):
+        self.case('verdict_secretmem_longterm_write')['status'] = 'fail'
+        self.assertEqual(self.fails(), [LT_CONTROLS, OTHERS_BUG])
+
+    def test_anon_partially_refused(self):
+        self.verdict('anon', 'read')['fast'] = 511
+        self.assertEqual(self.fails(), [ANON])
+
+    def test_control_with_zero_pages(self):
+        v = self.verdict('anon', 'write')
+        v['fast'] = v['total'] = 0
+        self.assertEqual(self.fails(), [ANON])
+
+    def test_gated_controls_skip_everything(self):
+        # GUP-fast unavailable: no verdict line at all, every case skipped.
+        self.s['verdicts'] = []
+        for c in self.s['cases']:
+            c['status'] = 'skip'
+        self.assertEqual(self.fails(), [SHADOW_BUG, NAMES_BUG, LONGTERM, ANON, MEMFD,
+                                        SECRETMEM, LT_CONTROLS])
+
+    def test_shadow_partially_fast(self):
+        self.verdict('shadow', 'read')['fast'] = 1
+        self.assertEqual(self.fails(), [SHADOW_BUG])
+
+    def test_case_missing_from_table(self):
+        self.s['cases'] = [c for c in self.s['cases'] if c['name'] != 'verdict_memfd_read']
+        self.assertEqual(self.fails(), [TABLE])
+
+    def test_other_case_fails(self):
+        self.case('verdict_anon_longterm_write')['status'] = 'fail'
+        self.assertEqual(self.fails(), [LT_CONTROLS, OTHERS_BUG])
+
+    def test_no_results_at_all(self):
+        self.s['cases'] = []
+        self.assertEqual(self.fails(), ['the test printed results'])
+
+    def test_bug_message_missing_from_tap(self):
+        self.assertEqual(self.fails(tap_text='not ok 7 verdict_shadow_read'), [NAMES_BUG])
+
+    def test_no_bench(self):
+        self.s['bench'] = []
+        self.assertEqual(self.fails(), [BENCH])
+
+    def test_bench_zero_median(self):
+        self.s['bench'][0]['median'] = 0.0
+        self.assertEqual(self.fails(), [BENCH])
+
+    def test_stress_case_fails(self):
+        next(c for c in self.s['stress']['cases']
+             if c['name'] == 'race_kill_bench')['status'] = 'fail'
+        self.s['stress']['exit'] = 1
+        self.assertEqual(self.fails(), [STRESS])
+        d = by_name(matrix.assertions(self.s, self.tap_text, "bug"))
+        self.assertIn('not passing: race_kill_bench', d[STRESS][1])
+
+    def test_stress_not_run_is_not_asked(self):
+        del self.s['stress']
+        self.assertNotIn(STRESS, [n for n, _, _ in matrix.assertions(self.s, self.tap_text, "bug")])
+
+    def test_stress_died(self):
+        self.s['stress'].update(exit=None, cases=[])
+        self.assertEqual(self.fails(), ['stress program: malformed-input and race cases all '
+                                        'pass (0 cases)'])
+
+    def test_run_vmtests_outer(self):
+        self.s['run_vmtests'] = {'outer': 'FAIL: gup_null_mapping'}
+        self.assertEqual(self.fails(), [])
+        self.s['run_vmtests'] = {'outer': 'PASS: 1 passed, 0 skipped (no shadow verdict)'}
+        self.assertEqual(self.fails(), [VMTESTS_BUG])
+
+    def test_empty_summary(self):
+        # Nothing at all: the run check and 'printed results' fail, the
+        # per-case checks are not repeated, none raises.
+        checks = matrix.assertions({}, '', expect="bug")
+        self.assertEqual([n for n, ok, _ in checks if ok], [SPLAT])
+        self.assertEqual([n for n, ok, _ in checks if not ok],
+                         ['the guest ran the test to the end', 'the test printed results'])
+
+
+class PageOwnerTest(unittest.TestCase):
+    """Debug runs: user pages left allocated (page_owner) must be 0."""
+
+    def verdict(self, page_owner):
+        summary, tap_text = load_real()
+        if page_owner is not None:
+            summary['page_owner'] = page_owner
+        return {n: ok for n, ok, _ in matrix.assertions(summary, tap_text, "bug", debug=True)}
+
+    def test_clean(self):
+        self.assertTrue(self.verdict({'user_pages': 0, 'other_pages': 612})[PAGE_OWNER])
+
+    def test_leak(self):
+        # Five anon/shmem pages kept by a skipped put_page() (seen on a real
+        # debug kernel with the leak injected).
+        self.assertFalse(self.verdict({'user_pages': 5, 'other_pages': 518})[PAGE_OWNER])
+
+    def test_not_reported(self):
+        self.assertFalse(self.verdict(None)[PAGE_OWNER])
+
+    def test_not_checked_outside_debug(self):
+        summary, tap_text = load_real()
+        names = [n for n, _, _ in matrix.assertions(summary, tap_text, "bug")]
+        self.assertNotIn(PAGE_OWNER, names)
+
+
+class MatrixTableTest(unittest.TestCase):
+
+    def test_specs_parse(self):
+        from gupnm.prepare import kernels
+        for spec, expect in matrix.MATRIX + matrix.DEBUG_MATRIX:
+            with self.subTest(spec=spec):
+                kernels.parse_spec(spec)
+                self.assertIn(expect, ("pass", "bug", "wrongfix", "pre65"))
+        # The fix is what flips the verdict: on both trees, the reverted fix
+        # and the wrong fix stay in the matrix as negative controls.
+        for tree in ("debian-6.12", "debian-7.3"):
+            self.assertIn((f"source:{tree}:nofix", "bug"), matrix.MATRIX)
+            self.assertIn((f"source:{tree}:all", "pass"), matrix.MATRIX)
+            self.assertIn((f"source:{tree}:wrongfix", "wrongfix"), matrix.MATRIX)
+
+    def test_args_fit_cli_options(self):
+        opts = cli._options(matrix._args('debug', matrix.DEBUG_TEST_ARGS))
+        self.assertEqual(opts, vmrun.VmOptions(accel='auto', vcpus=2, memory_mb=1536,
+                                               append='page_owner=on', timeout=900,
+                                               test_args='-B', retries=2, kmemleak=True,
+                                               stress='-p 32 -R 1000'))
+        opts = cli._options(matrix._args('default', ''))
+        self.assertEqual((opts.timeout, opts.kmemleak, opts.test_args, opts.stress),
+                         (300, False, '', ''))
+
+
+class FakeTally:
+    def __init__(self):
+        self.records = []
+
+    def record(self, name, ok, detail=''):
+        self.records.append((name, ok))
+        return ok
+
+
+class RunMatrixTest(unittest.TestCase):
+    """_run() with run_one mocked: one 'prepared and booted' check plus the assertions."""
+
+    def test_run_matrix(self):
+        summary, tap_text = load_real()
+
+        def fake_run_one(spec, args, outdir):
+            if spec.startswith('source:'):
+                raise RunnerError('kernel build failed')
+            return vmrun.RunOutcome(summary, 1, outdir, tap_text)
+
+        t = FakeTally()
+        with mock.patch.object(cli, 'run_one', side_effect=fake_run_one) as run_one, \
+                redirect_stdout(io.StringIO()) as out:
+            matrix.run_matrix(t)
+        specs = [c.args[0] for c in run_one.call_args_list]
+        self.assertEqual(specs, [s for s, _ in matrix.MATRIX])
+        # No test arguments: every kernel runs the test directly.
+        self.assertTrue(all(c.args[1].test_args == '' for c in run_one.call_args_list))
+        bad = [n for n, ok in t.records if not ok]
+        # The bug-present run given to every kernel fails exactly the rows
+        # that expect a pass; the source kernels fail to build.
+        want = []
+        for spec, expect in matrix.MATRIX:
+            if spec.startswith('source:'):
+                want.append(f'vm {spec}: prepared and booted')
+            elif expect == 'pass':
+                want += [f'vm {spec}: {SHADOW_FIXED}', f'vm {spec}: {PIN_WRITE}',
+                         f'vm {spec}: {OTHERS}', f'vm {spec}: {EXIT0}']
+            elif expect == 'pre65':
+                want += [f'vm {spec}: {SHADOW_FIXED}', f'vm {spec}: {PIN_WRITE}',
+                         f'vm {spec}: {PRE65_LT}', f'vm {spec}: {OTHERS}',
+                         f'vm {spec}: {PRE65_PASS}']
+        self.assertEqual(bad, want)
+        self.assertIn(('vm debian:6.12: prepared and booted', True), t.records)
+        self.assertIn('# vm debian:6.12: shadow 0/512 fast', out.getvalue())
+
+    def test_run_debug_is_direct_with_debug_args(self):
+        summary, tap_text = load_real()
+        seen = []
+
+        def fake_run_one(spec, args, outdir):
+            seen.append((spec, args.config, args.test_args, args.timeout))
+            return vmrun.RunOutcome(summary, 1, outdir, tap_text)
+
+        t = FakeTally()
+        with mock.patch.object(cli, 'run_one', side_effect=fake_run_one), \
+                redirect_stdout(io.StringIO()):
+            matrix.run_debug(t)
+        # Test arguments make vmrun run the binary directly (test_vmrun).
+        self.assertEqual(seen, [(s, 'debug', '-B', 900) for s, _ in matrix.DEBUG_MATRIX])
+        self.assertTrue(all(n.startswith('vm source:debian-6.12:') and '(debug)' in n
+                            for n, _ in t.records))
+
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -1,0 +1,124 @@
+"""Unit tests for gupnm.prepare.apt's kept records: a warm run starts no apt process."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from gupnm.prepare import apt
+
+SHOW = """\
+Package: linux-image-6.12.117+deb12-amd64-unsigned
+Version: 6.12.117-1~deb12u1
+Architecture: amd64
+Depends: kmod, linux-base (>= 4.3~)
+SHA256: 5de3e329c887173d00
+Description: Linux 6.12 for 64-bit PCs
+ continued description line
+
+Package: linux-image-6.12.117+deb12-amd64-unsigned
+Version: 6.12.117-1~deb12u1
+SHA256: second-record
+"""
+
+
+class FieldTest(unittest.TestCase):
+    """apt.field asks apt-cache once per record and lists state."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp())
+        self.stamp = "1"
+        self.patches = [
+            mock.patch.object(apt, "conf", return_value=str(self.tmp / "apt.conf")),
+            mock.patch.object(apt, "lists_stamp", side_effect=lambda: self.stamp)]
+        for p in self.patches:
+            p.start()
+        self.calls = []
+
+        def fake(*args):
+            self.calls.append(args)
+            return SHOW
+        p = mock.patch.object(apt, "apt_cache", side_effect=fake)
+        p.start()
+        self.patches.append(p)
+
+    def tearDown(self):
+        for p in self.patches:
+            p.stop()
+
+    def test_first_record_only(self):
+        rec = apt.parse_record(SHOW)
+        self.assertEqual(rec["SHA256"], "5de3e329c887173d00")
+        self.assertEqual(rec["Description"], "Linux 6.12 for 64-bit PCs")
+
+    def test_kept_while_lists_unchanged(self):
+        name, ver = "linux-image-6.12.117+deb12-amd64-unsigned", "6.12.117-1~deb12u1"
+        self.assertEqual(apt.field(name, ver, "SHA256"), "5de3e329c887173d00")
+        self.assertEqual(apt.field(name, ver, "Depends"), "kmod, linux-base (>= 4.3~)")
+        self.assertEqual(len(self.calls), 1, "the second field came from the kept record")
+        self.stamp = "2"                    # the lists were updated
+        apt.field(name, ver, "SHA256")
+        self.assertEqual(len(self.calls), 2)
+
+    def test_corrupt_records_file_is_asked_again(self):
+        (self.tmp / "records.json").write_text("{not json")
+        self.assertEqual(apt.field("p", "1", "SHA256"), "5de3e329c887173d00")
+        data = json.loads((self.tmp / "records.json").read_text())
+        self.assertEqual(data["stamp"], "1")
+
+    def test_no_stamp_nothing_kept(self):
+        self.stamp = ""
+        apt.field("p", "1", "SHA256")
+        self.assertFalse((self.tmp / "records.json").exists())
+
+
+class FreshConfTest(unittest.TestCase):
+    """conf() runs debian-apt.sh only when it would change something."""
+
+    def test_rules(self):
+        with tempfile.TemporaryDirectory() as d:
+            base = Path(d) / 'apt'
+            (base / 'lists').mkdir(parents=True)
+            conf, stamp = base / 'apt.conf', base / 'lists' / '.gupnm-updated'
+            with mock.patch.dict(os.environ, {'GUPNM_CACHE': d, 'GUPNM_APT_MAX_AGE': '360'}):
+                self.assertIsNone(apt._fresh_conf())             # never written
+                conf.write_text('x')
+                stamp.write_text('')
+                now = stamp.stat().st_mtime
+                self.assertEqual(apt._fresh_conf(now + 60), str(conf))
+                self.assertIsNone(apt._fresh_conf(now + 361 * 60))  # lists stale
+                old = apt.SCRIPT.stat().st_mtime - 10
+                os.utime(conf, (old, old))                       # script changed since
+                self.assertIsNone(apt._fresh_conf(now + 60))
+
+
+class HostCandidateTest(unittest.TestCase):
+    """The host's candidate is asked once per state of the host's apt."""
+
+    def test_kept_until_state_changes(self):
+        with tempfile.TemporaryDirectory() as d:
+            state = Path(d) / "lists"
+            state.mkdir()
+            out = mock.Mock(stdout="linux-source-6.12:\n  Candidate: 6.12.117-1\n")
+            with mock.patch.object(apt, "HOST_APT_STATE", (str(state),)), \
+                    mock.patch.object(apt.subprocess, "run", return_value=out) as run:
+                self.assertEqual(apt.host_candidate("linux-source-6.12", Path(d)), "6.12.117-1")
+                self.assertEqual(apt.host_candidate("linux-source-6.12", Path(d)), "6.12.117-1")
+                self.assertEqual(run.call_count, 1)
+                st = state.stat()
+                os.utime(state, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+                apt.host_candidate("linux-source-6.12", Path(d))
+                self.assertEqual(run.call_count, 2)
+
+    def test_none_candidate(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = mock.Mock(stdout="p:\n  Candidate: (none)\n")
+            with mock.patch.object(apt.subprocess, "run", return_value=out):
+                self.assertIsNone(apt.host_candidate("p", Path(d)))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,358 @@
+"""Unit tests for gupnm.prepare.kernels (specs, what a kernel needs) and gupnm.prepare.debian.
+
+apt-cache, make, gcc and modinfo never run: subprocess and host.run are mocked.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from gupnm.prepare import debian, kernels, source  # noqa: E402
+from gupnm.host import REPO, RunnerError, UsageError  # noqa: E402
+
+
+class ParseSpecTest(unittest.TestCase):
+
+    VALID = {
+        'debian:6.12': ('debian', ['6.12']),
+        'debian:6.1': ('debian', ['6.1']),
+        'debian:6.12.117+deb12-amd64': ('debian', ['6.12.117+deb12-amd64']),
+        'debian:6.1.0-57-amd64': ('debian', ['6.1.0-57-amd64']),
+        'source:debian-6.12': ('source', ['debian-6.12', 'all']),
+        'source:debian-6.12:all': ('source', ['debian-6.12', 'all']),
+        'source:debian-6.12:nofix': ('source', ['debian-6.12', 'nofix']),
+        'source:debian-6.12:none': ('source', ['debian-6.12', 'none']),
+        'source:/src/linux': ('source', ['/src/linux', 'all']),
+        'source:~/linux:nofix': ('source', ['~/linux', 'nofix']),
+        'image:/boot/vmlinuz-6.1.0-57-amd64:/usr/src/linux-headers-6.1.0-57-amd64':
+            ('image', ['/boot/vmlinuz-6.1.0-57-amd64', '/usr/src/linux-headers-6.1.0-57-amd64']),
+        'image:build/arch/x86/boot/bzImage:build': ('image', ['build/arch/x86/boot/bzImage', 'build']),
+    }
+    BAD = ['', 'debian', 'debian:', 'source', 'source:', 'image', 'image:', 'image:/k',
+           'image:/k:', 'image::/d', 'image:/k:/d:/x', 'Debian:6.12', 'deb:6.12', '6.12',
+           'kernel:6.12', 'source:debian-6.12:fix', 'source:debian-6.12:ALL',
+           'source:debian-6.12:nofix:extra', ':6.12']
+
+    def test_valid(self):
+        for spec, want in self.VALID.items():
+            with self.subTest(spec=spec):
+                self.assertEqual(kernels.parse_spec(spec), want)
+
+    def test_bad(self):
+        for spec in self.BAD:
+            with self.subTest(spec=spec):
+                with self.assertRaises(UsageError):
+                    kernels.parse_spec(spec)
+
+    def test_messages(self):
+        with self.assertRaisesRegex(UsageError, r"'fix' in 'source:x:fix' is not a patch "
+                                                r"selection: all, nofix, wrongfix, none"):
+            kernels.parse_spec('source:x:fix')
+        with self.assertRaisesRegex(UsageError, r"bad kernel spec 'image:/k': use debian:6.12"):
+            kernels.parse_spec('image:/k')
+
+    def test_usage_error_is_a_runner_error(self):
+        # cli.main turns UsageError into exit 2, other RunnerErrors into 3.
+        self.assertTrue(issubclass(UsageError, RunnerError))
+
+    def test_selections_match_source(self):
+        for sel in source.SELECTIONS:
+            self.assertEqual(kernels.parse_spec(f'source:t:{sel}'), ('source', ['t', sel]))
+
+    # Regression test (fixed bug): kernels.py parse_spec accepts an empty TREE: 'source::nofix' gives
+    # ('source', ['', 'nofix']) while debian: and image: reject empty parts;
+    # source.resolve_base('') then resolves '' to the current directory.
+    def test_empty_source_tree_rejected(self):
+        with self.assertRaises(UsageError):
+            kernels.parse_spec('source::nofix')
+
+
+class PrepareTest(unittest.TestCase):
+    """prepare() wiring, with every download and build mocked."""
+
+    def test_debian_debug_variant_refused_before_download(self):
+        with mock.patch.object(debian, 'fetch') as fetch:
+            with self.assertRaisesRegex(RunnerError, '--config debug needs a kernel built from source'):
+                kernels.prepare('debian:6.12', variant='debug')
+        fetch.assert_not_called()
+
+    def test_bad_spec(self):
+        with self.assertRaises(UsageError):
+            kernels.prepare('bogus')
+
+    def test_image_missing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with self.assertRaisesRegex(UsageError, 'does not exist'):
+                kernels.prepare(f'image:{tmp}/nonexistent:{tmp}')
+
+    def test_image_dir_without_makefile_or_module(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / 'bzImage').write_bytes(b'x')
+            (Path(tmp) / 'mods').mkdir()
+            with self.assertRaisesRegex(RunnerError, 'neither a kernel build/headers directory'):
+                kernels.prepare(f'image:{tmp}/bzImage:{tmp}/mods')
+
+    def test_image_module_without_vermagic(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / 'bzImage').write_bytes(b'x')
+            ko = Path(tmp) / 'mods/lib/modules/6.1/extra/gup_test.ko'
+            ko.parent.mkdir(parents=True)
+            ko.write_bytes(b'\x7fELF')
+            done = subprocess.CompletedProcess(['modinfo'], 0, stdout='', stderr='')
+            with mock.patch.object(kernels.subprocess, 'run', return_value=done) as run:
+                with self.assertRaisesRegex(RunnerError, 'cannot read the vermagic'):
+                    kernels.prepare(f'image:{tmp}/bzImage:{tmp}/mods')
+            self.assertEqual(run.call_args.args[0], ['modinfo', '-F', 'vermagic', str(ko)])
+
+    def _source_kernel(self, tree: Path, module):
+        return source.SourceKernel(release='6.12.117+', image=tree / 'build/vmlinux', module=module,
+                                   build=tree / 'build', tree=tree / 'src', base=Path('/base'),
+                                   base_commit='71c7a458b86e', patches=['0001.patch'],
+                                   variant='default')
+
+    def test_source_with_the_test_patch_uses_the_trees_test(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = Path(tmp)
+            (tree / 'src' / kernels.SELFTEST).parent.mkdir(parents=True)
+            (tree / 'src' / kernels.SELFTEST).write_text('/* the test patch */\n')
+            k = self._source_kernel(tree, tree / 'build/mm/gup_test.ko')
+            with mock.patch.object(source, 'prepare', return_value=k) as sp, \
+                    mock.patch.object(kernels, 'build_module') as bm, \
+                    mock.patch.object(kernels, 'build_selftest', return_value=Path('/bin/t')) as bs:
+                prep = kernels.prepare('source:debian-7.3:nofix')
+        sp.assert_called_once_with('debian-7.3', 'nofix', 'default')
+        bm.assert_not_called()                      # the in-tree module is used
+        bs.assert_called_once_with(tree / 'src' / kernels.SELFTEST, tree / 'src',
+                                   tree / 'src', 'gcc')
+        self.assertIsNone(prep.run_vmtests)         # run directly (kselftest paths: run_vmtests)
+        self.assertEqual((prep.spec, prep.release, prep.image, prep.module, prep.test_binary),
+                         ('source:debian-7.3:nofix', '6.12.117+', tree / 'build/vmlinux',
+                          tree / 'build/mm/gup_test.ko', Path('/bin/t')))
+        self.assertEqual(prep.source['selection'], 'nofix')
+        self.assertEqual(prep.source['config'], 'default')
+
+    def test_source_without_gup_test_module_builds_it_out_of_tree(self):
+        tree = Path('/k')
+        k = self._source_kernel(tree, None)
+        with mock.patch.object(source, 'prepare', return_value=k), \
+                mock.patch.object(kernels, 'gup_test_source', return_value=Path('/gts')), \
+                mock.patch.object(kernels, 'build_module', return_value=Path('/m.ko')) as bm, \
+                mock.patch.object(kernels, 'build_selftest', return_value=Path('/bin/t')) as bs:
+            prep = kernels.prepare('source:debian-6.12:none', variant='debug')
+        bm.assert_called_once_with(tree / 'build', '6.12.117+')
+        # The tree has no test (6.12's stable series is the fix alone): this
+        # checkout's, against the series' gup_test header.
+        bs.assert_called_once_with(REPO / kernels.SELFTEST, Path('/gts/include'),
+                                   tree / 'src', 'gcc')
+        self.assertIsNone(prep.run_vmtests)
+        self.assertEqual(prep.module, Path('/m.ko'))
+        self.assertEqual(prep.source['config'], 'debug')
+
+
+class BuildTest(unittest.TestCase):
+    """build_module / build_selftest / _release_of with make and gcc mocked."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix='gupnm-test-kernels-'))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        p = mock.patch.dict(os.environ, {'GUPNM_CACHE': str(self.tmp / 'cache')})
+        p.start()
+        self.addCleanup(p.stop)
+        p = mock.patch.object(kernels, 'progress')
+        p.start()
+        self.addCleanup(p.stop)
+
+    def _source(self):
+        """gup_test_source() stands in for the script and the 7.3 tree."""
+        src = self.tmp / 'src'
+        src.mkdir(exist_ok=True)
+        for name in ('gup_test.c', 'gup_test.h'):
+            (src / name).write_text(f'/* {name} */\n')
+        p = mock.patch.object(kernels, 'gup_test_source', return_value=src)
+        p.start()
+        self.addCleanup(p.stop)
+
+    def test_build_module(self):
+        self._source()
+
+        def fake_run(cmd, **kw):
+            out = Path(cmd[2])
+            # The series' source is in place before the build starts.
+            self.assertTrue((out / 'gup_test.c').exists())
+            (out / 'gup_test.ko').write_bytes(b'\x7fELF')
+            return ''
+
+        with mock.patch.object(kernels, 'run', side_effect=fake_run) as run:
+            ko = kernels.build_module(Path('/hdrs'), '6.1.0-57-amd64')
+            self.assertEqual(ko.parent.parent, self.tmp / 'cache/modules')
+            self.assertRegex(ko.parent.name, r'^6\.1\.0-57-amd64-[0-9a-f]{20}$')
+            self.assertEqual(ko.name, 'gup_test.ko')
+            cmd = run.call_args.args[0]
+            # Built in a private directory, renamed into place.
+            self.assertEqual(cmd[:2], [REPO / 'oot/build-module.sh', Path('/hdrs')])
+            self.assertEqual(cmd[3:], ['W=1'])
+            self.assertNotEqual(cmd[2], ko.parent)
+            self.assertFalse(cmd[2].exists())
+            self.assertEqual(kernels.build_module(Path('/hdrs'), '6.1.0-57-amd64'), ko)
+            self.assertEqual(run.call_count, 1)     # same inputs: cached
+            # Another kernel side (another build dir) with the same release: its own entry.
+            other = kernels.build_module(Path('/other-hdrs'), '6.1.0-57-amd64')
+            self.assertNotEqual(other, ko)
+            self.assertEqual(run.call_count, 2)
+
+    def test_build_module_left_nothing(self):
+        self._source()
+        with mock.patch.object(kernels, 'run', return_value=''):
+            with self.assertRaisesRegex(RunnerError, 'module build left no'):
+                kernels.build_module(Path('/hdrs'), 'r')
+
+    def _selftest_tree(self):
+        src = self.tmp / 'gup_null_mapping.c'
+        src.write_text('int main(void) { return 0; }\n')
+        (self.tmp / 'inc/mm').mkdir(parents=True)
+        (self.tmp / 'inc/mm/gup_test.h').write_text('/* gup_test ABI */\n')
+        (self.tmp / 'tree/tools/testing/selftests/mm').mkdir(parents=True)
+        (self.tmp / 'tree/tools/testing/selftests/kselftest.h').write_text('/* ksft */\n')
+        return src, self.tmp / 'inc', self.tmp / 'tree'
+
+    def test_build_selftest(self):
+        src, inc, tree = self._selftest_tree()
+
+        def fake_gcc(cmd, **kw):
+            Path(cmd[cmd.index('-o') + 1]).write_bytes(b'\x7fELF')
+            return ''
+
+        with mock.patch.object(kernels, 'run', side_effect=fake_gcc) as run:
+            out = kernels.build_selftest(src, inc, tree)
+            self.assertTrue(out.exists())
+            self.assertEqual(out.name, 'gup_null_mapping')
+            cmd = run.call_args.args[0]
+            self.assertEqual(cmd[0], 'gcc')
+            for flag in ('-static', '-Werror', '-Wall', '-Wextra'):
+                self.assertIn(flag, cmd)
+            self.assertEqual(kernels.build_selftest(src, inc, tree), out)
+            self.assertEqual(run.call_count, 1)     # cached by content
+            (inc / 'mm/gup_test.h').write_text('/* changed */\n')
+            self.assertNotEqual(kernels.build_selftest(src, inc, tree), out)
+            self.assertEqual(run.call_count, 2)
+
+    def test_build_selftest_needs_kselftest_h(self):
+        src, inc, tree = self._selftest_tree()
+        with mock.patch.object(kernels, 'run') as run:
+            with self.assertRaisesRegex(RunnerError, 'kselftest.h missing'):
+                kernels.build_selftest(src, inc, self.tmp / 'inc')
+        run.assert_not_called()
+
+    def test_release_of(self):
+        kdir = self.tmp / 'build'
+        (kdir / 'include/config').mkdir(parents=True)
+        with mock.patch.object(kernels, 'run', return_value='make: Entering\n6.12.117+\n') as run:
+            self.assertEqual(kernels._release_of(kdir), '6.12.117+')
+            self.assertEqual(run.call_args.args[0], ['make', '-s', '-C', kdir, 'kernelrelease'])
+            (kdir / 'include/config/kernel.release').write_text('6.12.117+deb12-amd64\n')
+            self.assertEqual(kernels._release_of(kdir), '6.12.117+deb12-amd64')
+            self.assertEqual(run.call_count, 1)
+
+
+class ReleaseOfTest(unittest.TestCase):
+    """image:KERNEL:HEADERS takes uname -r from UTS_RELEASE (Debian's layout)."""
+
+    def test_debian_headers_use_utsrelease(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = Path(tmp)
+            (kdir / 'include/config').mkdir(parents=True)
+            (kdir / 'include/generated').mkdir(parents=True)
+            (kdir / 'include/config/kernel.release').write_text('6.1.192\n')
+            (kdir / 'include/generated/utsrelease.h').write_text(
+                '#define UTS_RELEASE "6.1.0-57-amd64"\n')
+            self.assertEqual(kernels._release_of(kdir), '6.1.0-57-amd64')
+
+    def test_kernel_release_file_as_fallback(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = Path(tmp)
+            (kdir / 'include/config').mkdir(parents=True)
+            (kdir / 'include/config/kernel.release').write_text('6.12.117+\n')
+            self.assertEqual(kernels._release_of(kdir), '6.12.117+')
+
+
+
+class SeriesKeyTest(unittest.TestCase):
+    """The generated series is cached by the state of its inputs."""
+
+    def key(self, repo):
+        with mock.patch.object(source, 'REPO', repo), \
+                mock.patch.object(source, '_git', return_value='0' * 40):
+            return source._series_key(Path('/base'), 'upstream')
+
+    def test_key_follows_inputs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            repo = Path(tmp)
+            for name in ('lib/test_gup_fast.c', 'tools/t.c', 'patchgen/edits/03.diff',
+                         'runner/gupnm/x.py'):
+                (repo / name).parent.mkdir(parents=True, exist_ok=True)
+                (repo / name).write_text('a\n')
+            first = self.key(repo)
+            self.assertEqual(self.key(repo), first)
+            (repo / 'runner/gupnm/x.py').write_text('b\n')      # not an input
+            self.assertEqual(self.key(repo), first)
+            (repo / 'patchgen/edits/03.diff').write_text('b\n')
+            self.assertNotEqual(self.key(repo), first)
+
+
+if __name__ == '__main__':
+    unittest.main()
+
+
+class SelectionTest(unittest.TestCase):
+    """What each source selection makes of mm/gup.c and of the series."""
+
+    GUP = ("\tmapping = READ_ONCE(folio->mapping);\n\n"
+           "\tif (!mapping)\n\t\treturn !reject_file_backed;\n\n"
+           "\tmapping_flags = (unsigned long)mapping & PAGE_MAPPING_FLAGS;\n")
+
+    def test_mutations(self):
+        self.assertEqual(source.mutate_gup(self.GUP, "all"), self.GUP)
+        self.assertIn("\tif (!mapping)\n\t\treturn false;\n",
+                      source.mutate_gup(self.GUP, "nofix"))
+        self.assertIn("\tif (!mapping)\n\t\treturn true;\n",
+                      source.mutate_gup(self.GUP, "wrongfix"))
+        self.assertNotIn("reject_file_backed;\n\n\tmapping_flags",
+                         source.mutate_gup(self.GUP, "wrongfix"))
+
+    def test_unfixed_tree(self):
+        unfixed = source.mutate_gup(self.GUP, "nofix")
+        self.assertEqual(source.mutate_gup(unfixed, "nofix"), unfixed)
+        with self.assertRaisesRegex(RunnerError, "cannot make the 'wrongfix' kernel"):
+            source.mutate_gup(unfixed, "wrongfix")
+
+    def test_nofix_drops_the_fix_patch_only(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = Path(tmp)
+            (d / "0001-fix.patch").write_text("x\ndiff --git a/mm/gup.c b/mm/gup.c\n")
+            (d / "0002-lib.patch").write_text("x\ndiff --git a/lib/Makefile b/lib/Makefile\n")
+            (d / "series").write_text("0001-fix.patch\n0002-lib.patch\n")
+            names = lambda sel: [p.name for p in source.series(sel, d)]
+            self.assertEqual(names("all"), ["0001-fix.patch", "0002-lib.patch"])
+            self.assertEqual(names("wrongfix"), ["0001-fix.patch", "0002-lib.patch"])
+            self.assertEqual(names("nofix"), ["0002-lib.patch"])
+            self.assertEqual(names("none"), [])
+
+    def test_series_of_tree(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            mk = Path(tmp) / "Makefile"
+            mk.write_text("VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 118\n")
+            self.assertEqual(source.series_of_tree(Path(tmp)), "stable-6.12")
+            mk.write_text("VERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\n")
+            self.assertEqual(source.series_of_tree(Path(tmp)), "upstream")
+
+    def test_pinned_bases(self):
+        self.assertEqual(source.pinned("stable-6.12")[0], "linux-source-6.12")
+        self.assertEqual(source.pinned("upstream")[0], "linux-source-7.3")

@@ -1,0 +1,167 @@
+"""image:KERNEL:DIR: the headers found in DIR, Debian's absolute include
+pointed at the unpacked -common copy, a failed build's first error line."""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from gupnm.host import RunnerError, UsageError
+from gupnm.prepare import kernels, ownimage
+
+REL = '6.12.117+deb12-amd64'
+COMMON = '6.12.117+deb12-common'
+
+
+def unpacked(root: Path, *, common: bool = True, kbuild: bool = True) -> Path:
+    """What dpkg-deb -x of image, headers, -common and kbuild leaves in @root."""
+    src = root / 'usr/src'
+    kdir = src / f'linux-headers-{REL}'
+    (kdir / 'include').mkdir(parents=True)
+    (kdir / '.config').write_text('CONFIG_CC_VERSION_TEXT="gcc-12 (Debian 12.2.0-14) 12.2.0"\n')
+    (kdir / 'Makefile').write_text(f'include /usr/src/linux-headers-{COMMON}/Makefile\n')
+    (kdir / 'scripts').symlink_to('../../lib/linux-kbuild-6.12.117+deb12/scripts')
+    if common:
+        (src / f'linux-headers-{COMMON}').mkdir()
+        (src / f'linux-headers-{COMMON}/Makefile').write_text('# the top Makefile\n')
+    if kbuild:
+        (root / 'usr/lib/linux-kbuild-6.12.117+deb12/scripts').mkdir(parents=True)
+    return kdir
+
+
+class FindKdirTest(unittest.TestCase):
+    def test_build_tree_is_itself(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / 'Makefile').write_text('')
+            self.assertEqual(ownimage.find_kdir(Path(tmp)), Path(tmp))
+
+    def test_unpack_root_finds_the_arch_headers_not_common(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = unpacked(Path(tmp))
+            self.assertEqual(ownimage.find_kdir(Path(tmp)), kdir)
+
+    def test_nothing_is_none(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertIsNone(ownimage.find_kdir(Path(tmp)))
+
+    def test_two_kernels_refused_naming_them(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for rel in ('6.1.0-57-amd64', '6.1.0-56-amd64'):
+                d = Path(tmp) / 'usr/src' / f'linux-headers-{rel}'
+                d.mkdir(parents=True)
+                (d / 'Makefile').write_text('')
+                (d / '.config').write_text('')
+            with self.assertRaisesRegex(UsageError, r'headers of 2 kernels \(linux-headers-6.1.0-56'):
+                ownimage.find_kdir(Path(tmp))
+
+
+class RewriteTest(unittest.TestCase):
+    def test_include_points_at_the_unpacked_common(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = unpacked(Path(tmp))
+            new, missing = ownimage.rewritten(kdir, (kdir / 'Makefile').read_text())
+            self.assertEqual(new, f'include {tmp}/usr/src/linux-headers-{COMMON}/Makefile\n')
+            self.assertEqual(missing, [])
+
+    def test_existing_absolute_include_kept(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / 'src').mkdir()
+            (Path(tmp) / 'src/Makefile').write_text('')
+            build = Path(tmp) / 'build'
+            build.mkdir()
+            self.assertEqual(ownimage.rewritten(build, f'include {tmp}/src/Makefile\n'),
+                             (None, []))
+
+    def test_missing_common_says_which_package_to_unpack(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = unpacked(Path(tmp), common=False)
+            with self.assertRaisesRegex(UsageError, re.escape(
+                    f'needs linux-headers-{COMMON}, neither on this machine nor unpacked '
+                    f'under {tmp} (its Makefile includes /usr/src/linux-headers-{COMMON}'
+                    f'/Makefile): unpack them there too: for d in linux-headers-{COMMON}'
+                    f'_*.deb; do dpkg-deb -x $d {tmp}; done')):
+                ownimage.kbuild_dir(kdir)
+
+    def test_missing_common_and_kbuild_named_together(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = unpacked(Path(tmp), common=False, kbuild=False)
+            with self.assertRaisesRegex(UsageError, re.escape(
+                    f'needs linux-headers-{COMMON} linux-kbuild-6.12.117+deb12, ')):
+                ownimage.kbuild_dir(kdir)
+
+    def test_shadow_links_every_entry_and_rewrites_makefile(self):
+        with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cache:
+            kdir = unpacked(Path(tmp))
+            with mock.patch.object(ownimage, 'cache_dir', return_value=Path(cache)):
+                out = ownimage.kbuild_dir(kdir)
+                self.assertEqual(ownimage.kbuild_dir(kdir), out)      # cached
+            self.assertTrue(str(out).startswith(cache))
+            self.assertEqual(os.readlink(out / '.config'), str(kdir / '.config'))
+            self.assertTrue((out / 'scripts').is_dir())
+            self.assertIn(f'{tmp}/usr/src/linux-headers-{COMMON}/Makefile',
+                          (out / 'Makefile').read_text())
+            self.assertEqual((kdir / 'Makefile').read_text(),       # DIR untouched
+                             f'include /usr/src/linux-headers-{COMMON}/Makefile\n')
+
+    def test_plain_tree_used_as_is(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / 'Makefile').write_text('# a kernel tree\n')
+            self.assertEqual(ownimage.kbuild_dir(Path(tmp)), Path(tmp))
+
+
+class BuildFailureTest(unittest.TestCase):
+    LOG = ('$ oot/build-module.sh /k /o W=1\n'
+           "make: Entering directory '/k'\n"
+           '  CC [M]  /o/gup_test.o\n'
+           "/o/gup_test.c:12:10: fatal error: linux/gup.h: No such file or directory\n"
+           "make[2]: *** [scripts/Makefile.build:229: /o/gup_test.o] Error 1\n")
+
+    def test_first_compiler_error_line(self):
+        self.assertEqual(ownimage.first_error(self.LOG),
+                         '/o/gup_test.c:12:10: fatal error: linux/gup.h: No such file or directory')
+
+    def test_missing_compiler(self):
+        self.assertEqual(ownimage.first_error('$ x\n/bin/sh: 1: x86_64-linux-gnu-gcc-14: not found\n'),
+                         '/bin/sh: 1: x86_64-linux-gnu-gcc-14: not found')
+
+    def test_build_failure_is_usage_error_with_first_line_and_log(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / 'm.log'
+            log.write_text(self.LOG)
+            err = ownimage.build_failure(RunnerError(
+                f'module build failed (exit 2); last lines of {log}:\n...'), Path('/k'))
+        self.assertIsInstance(err, UsageError)
+        self.assertIn('does not build against /k: /o/gup_test.c:12:10: fatal error', str(err))
+        self.assertIn(f'the whole log: {log}', str(err))
+
+    def test_image_spec_build_failure_exits_as_usage(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = unpacked(Path(tmp))
+            (Path(tmp) / 'vmlinuz').write_bytes(b'x')
+            fail = RunnerError('module build failed (exit 2):\ngcc: error: bad flag')
+            with mock.patch.object(kernels, '_release_of', return_value=REL), \
+                    mock.patch.object(ownimage, 'kbuild_dir', return_value=kdir), \
+                    mock.patch.object(kernels, 'build_module', side_effect=fail):
+                with self.assertRaisesRegex(UsageError, re.escape(
+                        f'does not build against {kdir}: gcc: error: bad flag')):
+                    kernels.prepare(f'image:{tmp}/vmlinuz:{tmp}')
+
+
+    def test_cache_failure_is_not_called_bad_input(self):
+        from gupnm.prepare import cache
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = unpacked(Path(tmp))
+            (Path(tmp) / 'vmlinuz').write_bytes(b'x')
+            fail = cache.CacheError('module entry fails its check again')
+            with mock.patch.object(kernels, '_release_of', return_value=REL), \
+                    mock.patch.object(ownimage, 'kbuild_dir', return_value=kdir), \
+                    mock.patch.object(kernels, 'build_module', side_effect=fail):
+                with self.assertRaises(cache.CacheError) as caught:
+                    kernels.prepare(f'image:{tmp}/vmlinuz:{tmp}')
+            self.assertNotIsInstance(caught.exception, UsageError)
+
+if __name__ == '__main__':
+    unittest.main()
