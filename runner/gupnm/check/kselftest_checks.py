@@ -26,7 +26,8 @@ SOURCE_KERNELS = ("source:debian-7.3:all",)
 # LAVA: (job, kernel, has the bug)
 LAVA_RUNS = (("debian-module", "debian:6.12", True),
              ("debian-module", "debian:7.3", False),
-             ("source-kselftest", "source:debian-7.3:all", False))
+             ("source-kselftest", "source:debian-7.3:all", False),
+             ("source-kselftest", "source:debian-7.3:nofix", True))
 LAVA_SUITE = lava.SUITES
 
 
