@@ -1,0 +1,36 @@
+"""What make check's Linaro rows expect of each kernel of the tree."""
+import sys
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from gupnm.check import kselftest_checks  # noqa: E402
+
+# gup_null_mapping's names in Linaro's result.txt, as parse-output.py wrote
+# them on 7.3 in a real guest (TST_CMDFILES=mm).
+PREFIX = "mm_ksft_gup_test_sh_gup_null_mapping_"
+NAMES = [PREFIX + n for n in (
+    "verdict_shadow_read", "verdict_shadow_write", "verdict_shadow_longterm_write",
+    "verdict_anon_read", "verdict_memfd_write", "verdict_secretmem_read")] + \
+    ["mm_ksft_gup_test_sh_gup_null_mapping"]
+
+
+class ExpectedFailures(unittest.TestCase):
+    def test_the_fix_fails_nothing(self):
+        self.assertEqual(kselftest_checks.expected_failures(
+            "source:debian-7.3:all", NAMES), set())
+
+    def test_the_bug_fails_the_short_term_shadow_verdicts(self):
+        self.assertEqual(kselftest_checks.expected_failures(
+            "source:debian-7.3:nofix", NAMES),
+            {PREFIX + "verdict_shadow_read", PREFIX + "verdict_shadow_write"})
+
+    def test_the_wrong_fix_fails_the_long_term_writable_pin(self):
+        self.assertEqual(kselftest_checks.expected_failures(
+            "source:debian-7.3:wrongfix", NAMES),
+            {PREFIX + "verdict_shadow_longterm_write"})
+
+
+if __name__ == "__main__":
+    unittest.main()
