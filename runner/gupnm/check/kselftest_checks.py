@@ -30,7 +30,8 @@ LINARO_KERNELS = ("source:debian-7.3:all", "source:debian-7.3:nofix",
 LAVA_RUNS = (("debian-module", "debian:6.12", True),
              ("debian-module", "debian:7.3", False),
              ("source-kselftest", "source:debian-7.3:all", False),
-             ("source-kselftest", "source:debian-7.3:nofix", True))
+             ("source-kselftest", "source:debian-7.3:nofix", True),
+             ("source-kselftest", "source:debian-7.3:wrongfix", True))
 LAVA_SUITE = lava.SUITES
 
 
@@ -167,6 +168,12 @@ def _outcome(spec: str) -> str:
 
 def check_lava(t, job: str, spec: str, bug: bool) -> None:
     expect = "shadow fails, controls pass" if bug else "all pass"
+    failing = None
+    if spec.endswith(":wrongfix"):
+        expect = _outcome(spec)
+
+        def failing(name: str) -> bool:
+            return bool(expected_failures(spec, [name]))
     label = f"lava {job} on {spec}: per-case results, {expect}"
     try:
         r, notes = lava.run_again_if_died(job, spec, _outdir(f"lava-{job}-{spec}"),
@@ -175,7 +182,7 @@ def check_lava(t, job: str, spec: str, bug: bool) -> None:
         t.record(label, False, str(err))
         return
     cases = r.suite(LAVA_SUITE[job])
-    bad = lava.problems(r, LAVA_SUITE[job], bug)
+    bad = lava.problems(r, LAVA_SUITE[job], bug, failing)
     t.record(f"{label} ({len(cases)} cases, lava-run {r.seconds:.0f} s"
              f"{', ' + notes[0] if notes else ''})",
              not bad, "\n".join(bad + notes + [f"{c.case}: {c.result}" for c in cases]))

@@ -24,6 +24,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..guest import initramfs
 from ..host import REPO, RunnerError, progress
@@ -226,13 +227,19 @@ def run(job: str, spec: str, outdir: Path, job_id: int = 1) -> LavaRun:
     return LavaRun(job, spec, release, parse_results(out), rc, seconds, outdir)
 
 
-def problems(r: LavaRun, suite: str, bug: bool) -> list[str]:
+def problems(r: LavaRun, suite: str, bug: bool,
+             failing: Callable[[str], bool] | None = None) -> list[str]:
     """What is wrong with the per-case results LAVA recorded for @suite.
 
     @bug: the kernel has the bug: verdict_shadow_* fail, everything else
-    passes; otherwise every case passes. Names come from the test, so the
-    expectation is a pattern on them, not a frozen list.
+    passes; otherwise every case passes. @failing, when given, names the
+    cases that must fail instead (a wrong fix fails only its long-term
+    writable shadow pin). Names come from the test, so the expectation is
+    a pattern on them, not a frozen list.
     """
+    if failing is None:
+        def failing(name: str) -> bool:
+            return bug and kselftest_paths.is_shadow(name)
     out = []
     if r.returncode != 0:
         out.append(f"lava-run exited {r.returncode} (a job error, see "
@@ -250,7 +257,7 @@ def problems(r: LavaRun, suite: str, bug: bool) -> list[str]:
     if dups:
         out.append("case names recorded twice: " + ", ".join(dups))
     for c in cases:
-        want = "fail" if bug and kselftest_paths.is_shadow(c.case) else "pass"
+        want = "fail" if failing(c.case) else "pass"
         if c.result != want and not (c.result == "skip" and "verdict" not in c.case):
             out.append(f"{c.case}: {c.result}, expected {want}")
     return out

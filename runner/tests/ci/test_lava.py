@@ -46,6 +46,14 @@ class Results(unittest.TestCase):
         self.assertIn("verdict_shadow_read: fail, expected pass",
                       lava.problems(r, "gup_null_mapping", bug=False))
 
+    def test_wrong_fix_expectations(self):
+        # The bug kernel's results judged as a wrong fix's: its shadow
+        # read/write failures are not the long-term pin's.
+        r = _run(lava.parse_results(JSON_LINES))
+        bad = lava.problems(r, "gup_null_mapping", bug=True,
+                            failing=lambda n: n.endswith("verdict_shadow_longterm_write"))
+        self.assertIn("verdict_shadow_read: fail, expected pass", bad)
+
     def test_exit_zero_is_not_a_verdict(self):
         r = _run([lava.Case("lava", "job", "pass")])
         bad = lava.problems(r, "gup_null_mapping", bug=False)
