@@ -56,11 +56,10 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
 from typing import Any, Mapping, Optional
 
-from . import ktap
+from . import ktap, results
 
 TEST = "gup_null_mapping"
 RUNNER_CLASS = "gupnm"
@@ -238,18 +237,4 @@ def to_string(summary: Mapping[str, Any]) -> str:
 
 
 def write(path: str | os.PathLike, summary: Mapping[str, Any]) -> None:
-    _write_atomic(path, to_string(summary))
-
-
-def _write_atomic(path: str | os.PathLike, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".junit-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    results.write_atomic(path, to_string(summary), ".junit-")

@@ -10,8 +10,9 @@ the verdict, problems and splats, so the file stands alone.
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any, Mapping
+
+from . import results
 
 _CASE = {"pass": ("ok", ""), "fail": ("not ok", ""), "skip": ("ok", "SKIP"),
          "xfail": ("ok", "XFAIL"), "timeout": ("not ok", "TIMEOUT"),
@@ -68,14 +69,4 @@ def to_string(summary: Mapping[str, Any]) -> str:
 
 
 def write(path: str | os.PathLike, summary: Mapping[str, Any]) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".ktap-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(to_string(summary))
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    results.write_atomic(path, to_string(summary), ".ktap-")

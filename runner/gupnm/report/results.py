@@ -252,12 +252,12 @@ def stub_summary(*, spec: str, exit_code: int, outcome: str, problems: list[str]
     }
 
 
-def write_summary(path: str | os.PathLike, summary: Mapping[str, Any]) -> None:
-    """Write ``summary`` as JSON atomically (temp file in the same directory + rename), 0644."""
-    text = json.dumps(summary, sort_keys=True, indent=2, allow_nan=False) + '\n'
+def write_atomic(path: str | os.PathLike, text: str, prefix: str) -> None:
+    """Write @text to @path atomically (a temporary file @prefix-named in the
+    same directory, then a rename), 0644: every report of a run."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix='.summary-', suffix='.tmp', dir=directory)
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix='.tmp', dir=directory)
     try:
         with os.fdopen(fd, 'w', encoding='utf-8') as f:
             f.write(text)
@@ -271,6 +271,12 @@ def write_summary(path: str | os.PathLike, summary: Mapping[str, Any]) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def write_summary(path: str | os.PathLike, summary: Mapping[str, Any]) -> None:
+    """Write ``summary`` as JSON atomically (write_atomic), 0644."""
+    text = json.dumps(summary, sort_keys=True, indent=2, allow_nan=False) + '\n'
+    write_atomic(path, text, '.summary-')
 
 
 def load_summary(path: str | os.PathLike) -> dict[str, Any]:
