@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,38 +77,12 @@ class Outcome:
     booted: str | None = None    # the release the console's banner names
 
 
-def _copy_with_libs(binary: str, root: Path) -> None:
-    dest = root / binary.lstrip("/")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(binary, dest)
-    _copy_libs(binary, root)
-
-
 def _is_elf(path: Path) -> bool:
     try:
         with open(path, "rb") as fh:
             return fh.read(4) == b"\x7fELF"
     except OSError:
         return False
-
-
-def _copy_libs(binary: str, root: Path) -> None:
-    """The shared libraries ldd names for @binary (the host's: the
-    selftests are built on this host, against its libc)."""
-    out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
-    for lib in re.findall(r"(/\S+\.so[\w.]*)", out):
-        target = root / lib.lstrip("/")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(os.path.realpath(lib), target)
-
-
-def _cpio(names: list[str], cwd: Path, out: Path) -> None:
-    with open(out, "wb") as fh:
-        proc = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"],
-                              input="\n".join(names).encode(), cwd=cwd,
-                              stdout=fh, stderr=subprocess.PIPE)
-    if proc.returncode:
-        raise RunnerError("cpio failed: " + proc.stderr.decode(errors="replace"))
 
 
 def _walk(top: Path, base: Path) -> list[str]:
@@ -144,9 +117,9 @@ def build_initramfs(k, built: kselftest_build.Built, work: Path,
     extra = work / "extra-root"
     host_tops = _extra_root(extra, built, paths, lin)
     extra_cpio = work / "extra.cpio"
-    _cpio(sorted(_walk(extra, extra)[1:]), extra, extra_cpio)
+    initramfs.pack_names(sorted(_walk(extra, extra)[1:]), extra, extra_cpio)
     tree_cpio = work / "tree.cpio"
-    _cpio(_host_names(built, paths, host_tops), Path("/"), tree_cpio)
+    initramfs.pack_names(_host_names(built, paths, host_tops), Path("/"), tree_cpio)
 
     combined = work / "initramfs.cpio"
     with open(combined, "wb") as out:
@@ -164,13 +137,13 @@ def _extra_root(extra: Path, built: kselftest_build.Built, paths: tuple[str, ...
     if extra.exists():
         shutil.rmtree(extra)
     for prog in GUEST_PROGRAMS:
-        _copy_with_libs(prog, extra)
+        initramfs.copy_with_libs(prog, extra)
     # The selftests are built on the host: their libraries (libc, libm,
     # libcap, libnuma, liburing, ...) come with them.
     for top in (built.install, built.tree / kselftest_build.SELFTESTS / "mm"):
         for f in sorted(top.rglob("*")):
             if f.is_file() and not f.is_symlink() and _is_elf(f):
-                _copy_libs(str(f), extra)
+                initramfs.copy_libs(str(f), extra)
     for link, target in GUEST_LINKS.items():
         (extra / link).parent.mkdir(parents=True, exist_ok=True)
         (extra / link).symlink_to(target)
@@ -221,9 +194,9 @@ def _linaro_root(extra: Path, lin: linaro.Guest) -> list[str]:
     module files and perl-base's directory to take from the host root."""
     kselftest_build.ensure_packages(linaro.HOST_PACKAGES)
     for prog in linaro.GUEST_PROGRAMS:
-        _copy_with_libs(prog, extra)
+        initramfs.copy_with_libs(prog, extra)
     python = os.path.realpath(linaro.PYTHON)
-    _copy_with_libs(python, extra)
+    initramfs.copy_with_libs(python, extra)
     link = extra / linaro.PYTHON.lstrip("/")
     if not link.exists():
         link.symlink_to(os.path.basename(python))
@@ -233,7 +206,7 @@ def _linaro_root(extra: Path, lin: linaro.Guest) -> list[str]:
     files = linaro.python_files(lin.td)
     for f in files:
         if ".so" in os.path.basename(f):
-            _copy_libs(f, extra)
+            initramfs.copy_libs(f, extra)
     # A module that is a link (sitecustomize.py -> /etc/python3.11/...)
     # needs its target too.
     return [*files, *(os.path.realpath(f) for f in files if os.path.islink(f)),

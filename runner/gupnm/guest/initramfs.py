@@ -42,15 +42,15 @@ def _busybox() -> Path:
     return Path(path)
 
 
-def _copy_with_libs(binary: Path, root: Path) -> None:
+def copy_with_libs(binary: Path | str, root: Path) -> None:
     """Copy a dynamically linked binary and the libraries ldd names."""
     dest = root / str(binary).lstrip("/")
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(binary, dest)
-    _copy_libs(binary, root)
+    copy_libs(binary, root)
 
 
-def _copy_libs(binary: Path, root: Path) -> None:
+def copy_libs(binary: Path | str, root: Path) -> None:
     """The libraries (and loader) ldd names for @binary, at their paths."""
     out = subprocess.run(["ldd", str(binary)], capture_output=True, text=True).stdout
     for lib in re.findall(r"(/\S+\.so[\w.]*)", out):
@@ -82,7 +82,7 @@ def build(payload: Payload, workdir: Path) -> Path:
         if not link.exists():
             link.symlink_to("busybox")
     if payload.need_bash:
-        _copy_with_libs(Path(shutil.which("bash") or "/bin/bash"), root)
+        copy_with_libs(Path(shutil.which("bash") or "/bin/bash"), root)
 
     shutil.copy2(GUEST_INIT, root / "init")
     (root / "init").chmod(0o755)
@@ -97,7 +97,7 @@ def build(payload: Payload, workdir: Path) -> Path:
         shutil.copy2(src, dst)
         dst.chmod(0o755)
         if name in payload.dynamic:
-            _copy_libs(src, root)
+            copy_libs(src, root)
 
     env = {"GUPNM_TESTDIR": TESTDIR, "GUPNM_CMD": payload.command,
            # The kernel keeps 15 characters of a command name; page_owner
@@ -140,10 +140,15 @@ def _pack(root: Path, cpio: Path) -> Path:
         rel = os.path.relpath(dirpath, root)
         for name in sorted(dirnames + filenames):
             names.append(os.path.normpath(os.path.join(rel, name)))
-    with open(cpio, "wb") as out:
+    pack_names(names, root, cpio)
+    return cpio
+
+
+def pack_names(names: list[str], cwd: Path, out: Path) -> None:
+    """@names (relative to @cwd) as an uncompressed newc cpio owned by root."""
+    with open(out, "wb") as fh:
         proc = subprocess.run(["cpio", "-o", "-H", "newc", "-R", "0:0", "--quiet"],
-                              input="\n".join(names).encode(), cwd=root,
-                              stdout=out, stderr=subprocess.PIPE)
+                              input="\n".join(names).encode(), cwd=cwd,
+                              stdout=fh, stderr=subprocess.PIPE)
     if proc.returncode:
         raise RunnerError("cpio failed: " + proc.stderr.decode(errors="replace"))
-    return cpio
