@@ -139,7 +139,8 @@ class CacheError(RunnerError):
     """A cache entry failed its check again after being filled afresh."""
 
 
-def _sha256(path: Path) -> str:
+def sha256(path: Path) -> str:
+    """sha256 of a file's bytes, read in 1 MiB blocks."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -157,7 +158,7 @@ def record(entry: Path, names: Iterable[str]) -> None:
     files = {}
     for name in names:
         path = entry / name
-        files[name] = {"sha256": _sha256(path), "stamp": _stamp(path.stat())}
+        files[name] = {"sha256": sha256(path), "stamp": _stamp(path.stat())}
     record_files(entry, files)
 
 
@@ -181,7 +182,7 @@ def check(entry: Path) -> str | None:
             return f"{name} is {st.st_size} bytes, {want['stamp'][0]} when filled"
         if _stamp(st) == want["stamp"]:
             continue
-        if _sha256(path) != want["sha256"]:
+        if sha256(path) != want["sha256"]:
             return f"{name} has another sha256 than when filled"
         want["stamp"], refreshed = _stamp(st), True
     if refreshed:           # the same bytes, touched: do not hash them again

@@ -9,7 +9,6 @@ anything unexpected falls back to the bzImage.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import struct
@@ -61,11 +60,7 @@ def _pvh_note(data: bytes) -> bool:
 
 def content_key(path: Path) -> str:
     """sha256 of a file's bytes, the key of everything cached for it."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return cache.sha256(path)
 
 
 def check_kernel(image: Path) -> str:
