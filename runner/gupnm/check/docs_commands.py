@@ -265,7 +265,9 @@ def _run(plan: list[list[Command]], wanted: set[str], out: Path | None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     clone = fresh_clone(out / "clone")
     (out / "tmp").mkdir(exist_ok=True)
-    env = dict(os.environ, TMPDIR=str(out / "tmp"), GIT_COMMITTER_NAME="docs check", GIT_AUTHOR_NAME="docs check",
+    # A reader's shell: not the make that called us (MAKEFLAGS, MAKELEVEL).
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    env = dict(env, TMPDIR=str(out / "tmp"), GIT_COMMITTER_NAME="docs check", GIT_AUTHOR_NAME="docs check",
                GIT_COMMITTER_EMAIL="docs@check.invalid", GIT_AUTHOR_EMAIL="docs@check.invalid")
     rows: list[dict] = []
     for n, block in enumerate(plan):
