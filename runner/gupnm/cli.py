@@ -31,8 +31,8 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import command, probe, survey, testargs
-from .ci import lab  # issue 20: gupnm-run kselftest, gupnm-run lava
+from . import command, hostmode, probe, survey, testargs
+from .ci import lab  # gupnm-run kselftest, gupnm-run lava
 from .guest import qemu, vmrun
 from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
 from .parse import console, modload, tap
@@ -493,8 +493,23 @@ def bench_report(s: dict) -> str:
     return "\n".join(lines)
 
 
+def _run_host(args) -> int:
+    """--kernel host: the module on this machine (hostmode), else the probe."""
+    outdir = _results_dir(args, "host")
+    out = hostmode.run(args, outdir, run_meta(datetime.now(timezone.utc)))
+    if out is None:
+        return probe.cmd_run(args, outdir)
+    report(out, file=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        print(json.dumps(out.summary, indent=2, sort_keys=True))
+        args.printed_json = True
+    return out.exit_code
+
+
 def cmd_run(args) -> int:
     spec = args.kernel
+    if spec == "host" and getattr(args, "method", "module") == "module":
+        return _run_host(args)
     if spec == "host" or getattr(args, "method", "module") == "probe":
         return probe.cmd_run(args, _results_dir(args, spec))
     check_input(spec, args)                  # bad input: exit 2, nothing made

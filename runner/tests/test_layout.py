@@ -28,7 +28,8 @@ LAYERS = [
     ['gupnm.report'],
     ['gupnm.guest'],
     ['gupnm.ci'],
-    ['gupnm.cli', 'gupnm.command', 'gupnm.probe', 'gupnm.survey', 'gupnm.testargs'],
+    ['gupnm.cli', 'gupnm.command', 'gupnm.hostmode', 'gupnm.probe', 'gupnm.survey',
+     'gupnm.testargs'],
     ['gupnm.check'],
 ]
 
