@@ -12,7 +12,7 @@ from gupnm.prepare import debian  # noqa: E402
 
 REL = '6.12.117+deb12-amd64'
 TRIXIE, FIXED, SID = '6.12.118+deb13-amd64', '7.3.4+deb13-amd64', '7.2.13+deb14-amd64'
-ROOT_KERNELS = ((TRIXIE, ['trixie'], '6.12.118-1'),
+ROOT_KERNELS = ((TRIXIE, ['trixie-security'], '6.12.118-1'),
                 (FIXED, ['trixie-backports'], '7.3.4-1~bpo13+1'),
                 (SID, ['sid'], '7.2.13-1'))
 
@@ -66,10 +66,10 @@ class OwnImageTest(unittest.TestCase):
             spec = run.call_args_list[0].args[0][2]
             self.assertEqual(spec, f'image:{tmp}/own-full/boot/vmlinuz-{REL}:{tmp}/own-full')
             self.assertEqual(run.call_args_list[2].args[0][2],
-                             f'image:{tmp}/own-trixie/boot/vmlinuz-{TRIXIE}:'
-                             f'{tmp}/own-trixie')
+                             f'image:{tmp}/own-trixie-security/boot/vmlinuz-{TRIXIE}:'
+                             f'{tmp}/own-trixie-security')
             self.assertEqual(no_root.call_args.args[2:],
-                             (Path(tmp) / 'own-trixie', Path(f'boot/vmlinuz-{TRIXIE}')))
+                             (Path(tmp) / 'own-trixie-security', Path(f'boot/vmlinuz-{TRIXIE}')))
         return [ok for _, ok in t.records]
 
     BUG = {'verdict': 'shadow 0/512 fast → FAIL: GUP-fast rejects NULL-mapping order-0 '
@@ -87,7 +87,7 @@ class OwnImageTest(unittest.TestCase):
                 'build_root': built or f'{suite} (/c/chroots/{suite}-gcc-14-x)'}}})
 
     def roots(self, **changed):
-        runs = {'trixie': self.root_run(TRIXIE, 'trixie'),
+        runs = {'trixie-security': self.root_run(TRIXIE, 'trixie'),
                 'trixie-backports': self.root_run(FIXED, 'trixie', bug=False),
                 'sid': self.root_run(SID, 'sid')}
         runs.update(changed)
@@ -110,7 +110,7 @@ class OwnImageTest(unittest.TestCase):
     def test_a_root_kernel_built_on_the_host_is_not_the_row(self):
         here = self.root_run(TRIXIE, 'trixie', built='host')
         self.assertEqual(self.run_with(Run(1, summary=self.BUG), Run(2, self.REFUSED),
-                                       *self.roots(trixie=here))[2:], [False, True, True])
+                                       *self.roots(**{'trixie-security': here}))[2:], [False, True, True])
 
     def test_the_exit_code_must_match_the_verdict(self):
         no_exit = self.root_run(SID, 'sid', rc=3)
