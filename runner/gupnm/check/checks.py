@@ -65,8 +65,7 @@ def check_module_builds(t: Tally) -> None:
         # in a root of the kernel's suite, as the runner does for them.
         k = debian.fetch(spec)
         cc = debian.cc_version_text(k.kdir)
-        root = chroot.root_for(debian.base_suite(k.offered.suites),
-                               chroot.compiler_of(cc)[1])
+        _, root = chroot.pick_root(chroot.compiler_of(cc)[1], k.offered.suites)
         chroot.install_headers(root, k.debs, k.release)
         with tempfile.TemporaryDirectory() as out:
             log = Path(out) / "build.log"

@@ -6,10 +6,17 @@ into one folder give, through image:VMLINUZ:FOLDER, the verdict debian:
 gives (exit 1, the bug); the image and headers alone are refused before
 anything boots (exit 2), naming both missing packages.
 
+Kernels built with a compiler this machine lacks (trixie's gcc-14, sid's
+gcc-16), unpacked the same way: the module builds in a root of the kernel's
+suite with FOLDER bound into it, and the run gives the verdict the series
+carries (probe.expected_bug: 6.12 and 7.2 the bug, 7.3 the fix). The same
+folder whose headers name a gcc-99 is exit 2 before anything boots.
+
 Alone: cd runner && python3 -m gupnm.check.own_image
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -18,10 +25,15 @@ from pathlib import Path
 
 from ..host import cache_dir
 from ..prepare import debian
+from ..probe import expected_bug
 from .contract_run import BUG_MESSAGE, gupnm
 
 # A Debian 6.12 whose module the bookworm host's own gcc-12 builds.
 KERNEL = "bookworm-security"
+# Kernels whose compiler the host lacks: trixie's newest 6.12 (the bug), trixie-
+# backports' newest (7.3: the fix), sid's (gcc-16).
+ROOT_KERNELS = ("trixie-security", "trixie-backports", "sid")
+PASS_MESSAGE = "PASS: GUP-fast takes NULL-mapping order-0 folios"
 
 
 def _unpack(debs: list[Path], dest: Path) -> None:
@@ -51,6 +63,51 @@ def check(t, tmp: Path) -> None:
              "exit 2 before anything boots, naming both",
              r.rc == 2 and "-common" in r.err and "linux-kbuild-" in r.err
              and r.seconds < 30, r.detail())
+    folders = [check_root(t, tmp, suite) for suite in ROOT_KERNELS]
+    check_no_root(t, tmp, *folders[0])
+
+
+def check_root(t, tmp: Path, suite: str) -> tuple[Path, Path]:
+    """A kernel of @suite unpacked into one folder, through image:: its
+    module built in a root of its suite, the verdict its series carries;
+    (the folder, the image's path in it)."""
+    k = debian.fetch(suite)
+    folder = tmp / f"own-{suite}"
+    image = k.image.relative_to(k.root)
+    _unpack(k.debs, folder)
+    r = gupnm(["run", "--kernel", f"image:{folder / image}:{folder}", "--results",
+               str(tmp / f"own-{suite}-results")])
+    s = r.summary or {}
+    kernel = s.get("kernel") or {}
+    bug, base = expected_bug(k.offered.series), debian.base_suite(k.offered.suites)
+    want = (1, BUG_MESSAGE) if bug else (0, PASS_MESSAGE)
+    t.record(f"own image: {suite}'s {k.release} unpacked into one folder: module "
+             f"built in a {base} root, the verdict its series carries (exit "
+             f"{want[0]})",
+             bug is not None and r.rc == want[0] and want[1] in (s.get("verdict") or "")
+             and kernel.get("booted_release") == k.release
+             and (kernel.get("source") or {}).get("build_root", "").startswith(
+                 f"{base} ("), r.detail())
+    return folder, image
+
+
+def check_no_root(t, tmp: Path, folder: Path, image: Path) -> None:
+    """@folder's headers made to name gcc-99 (a copy of .config; the rest
+    hard links): exit 2 before anything boots, naming it."""
+    copy = tmp / "own-gcc99"
+    subprocess.run(["cp", "-al", str(folder), str(copy)], check=True)
+    config = next((copy / "usr/src").glob("linux-headers-*/.config"))
+    text = re.sub(r'^CONFIG_CC_VERSION_TEXT=.*$', 'CONFIG_CC_VERSION_TEXT='
+                  '"x86_64-linux-gnu-gcc-99 (Debian 99.1.0-1) 99.1.0"',
+                  config.read_text(), flags=re.M)
+    config.unlink()                     # not the hard-linked original
+    config.write_text(text)
+    r = gupnm(["run", "--kernel", f"image:{copy / image}:{copy}", "--results",
+               str(tmp / "own-gcc99-results")], timeout=120)
+    t.record("own image: headers naming a compiler no root provides (gcc-99) are "
+             "exit 2 before anything boots, naming it",
+             r.rc == 2 and "gcc-99" in r.err and "--method probe" in r.err
+             and r.seconds < 60, r.detail())
 
 
 def main() -> int:

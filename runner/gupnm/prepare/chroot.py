@@ -16,17 +16,25 @@ import hashlib
 import os
 import re
 import shutil
+import shlex
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..host import REPO, RunnerError, cache_dir, ensure_tools, locked, progress, run
+from ..host import (REPO, RunnerError, UsageError, cache_dir, ensure_tools, locked,
+                    progress, run)
+from . import apt, debian
 from .modsource import gup_test_source
 
 # perl: kernel-doc (W=1) on 6.12; python3: its successor on newer trees.
 BUILD_PACKAGES = ["make", "libc6-dev", "libelf-dev", "dwarves", "bc", "kmod",
                   "perl", "python3"]
 MIRROR = os.environ.get("GUPNM_DEBIAN_MIRROR", "http://deb.debian.org") + "/debian"
+
+
+# The distributions a build root can be made of, oldest first.
+BASE_SUITES = ("bookworm", "trixie", "sid")
 
 
 def compiler_of(cc_text: str) -> tuple[str, str]:
@@ -40,6 +48,47 @@ def compiler_of(cc_text: str) -> tuple[str, str]:
     return cmd, f"gcc-{m.group(1)}"
 
 
+def kernel_suites(release: str, arch: str = "amd64") -> list[str]:
+    """The archive suites that offer the kernel @release ([] when Debian
+    does not offer it): what a debian: spec's kernel carries with it."""
+    return sorted({s for o in debian.catalogue(arch) if o.release == release
+                   for s in o.suites})
+
+
+def suite_for(package: str, suites: list[str]) -> str:
+    """The suite whose root builds a module with @package (gcc-N, or its
+    cross compiler): the kernel's own (the base of @suites, the archive
+    suites offering the kernel: its kbuild tools run against that suite's
+    libc), else, for a kernel Debian does not offer, the oldest suite whose
+    archive has @package."""
+    if suites:
+        return debian.base_suite(suites)
+    offering = _offering(package)
+    found = [s for s in BASE_SUITES if s in offering]
+    if not found:
+        raise UsageError(f"no Debian suite ({', '.join(BASE_SUITES)}) offers "
+                         f"{package}: no build root can provide it")
+    return found[0]
+
+
+def _offering(package: str) -> set[str]:
+    """The base suites whose archive has @package (the runner's apt lists)."""
+    return {debian.base_suite([o.suite]) for o in apt.madison([package])
+            if o.suite in debian.SUITES}
+
+
+def pick_root(package: str, suites: list[str]) -> tuple[str, Path]:
+    """(suite, root) that builds a module with @package for a kernel the
+    archive offers in @suites (suite_for); the root is made on first use,
+    once the suite is seen to offer @package (else bad input: exit 2)."""
+    suite = suite_for(package, suites)
+    if (suites and not (_root_path(suite, package) / ".gupnm-ready").exists()
+            and suite not in _offering(package)):
+        raise UsageError(f"Debian's {suite} offers no {package}: no {suite} "
+                         "build root can provide it")
+    return suite, root_for(suite, package)
+
+
 def host_has(cc_text: str) -> bool:
     """True when the host runs the very compiler the kernel names."""
     cmd = cc_text.split(" ", 1)[0]
@@ -49,11 +98,15 @@ def host_has(cc_text: str) -> bool:
     return out.splitlines()[0].strip() == cc_text.strip() if out else False
 
 
-def root_for(suite: str, gcc_pkg: str) -> Path:
-    """A cached build root of @suite with @gcc_pkg; made on first use."""
+def _root_path(suite: str, gcc_pkg: str) -> Path:
     key = hashlib.sha256(" ".join([suite, gcc_pkg, *BUILD_PACKAGES, MIRROR])
                          .encode()).hexdigest()[:12]
-    root = cache_dir() / "chroots" / f"{suite}-{gcc_pkg}-{key}"
+    return cache_dir() / "chroots" / f"{suite}-{gcc_pkg}-{key}"
+
+
+def root_for(suite: str, gcc_pkg: str) -> Path:
+    """A cached build root of @suite with @gcc_pkg; made on first use."""
+    root = _root_path(suite, gcc_pkg)
     with locked(cache_dir() / "locks" / f"chroot-{root.name}.lock"):
         if (root / ".gupnm-ready").exists():
             return root
@@ -103,10 +156,34 @@ def install_headers(root: Path, debs: list[Path], release: str) -> Path:
 MODULE_FILES = ["oot/Kbuild", "oot/gup_test_compat.h", "oot/build-module.sh"]
 
 
+@dataclass(frozen=True)
+class Bound:
+    """Headers that stay outside a build root (image:'s DIR) and are bound
+    into it, read-only, for one build: each (host folder, path inside the
+    root), the headers' own path inside the root being @kdir."""
+    suite: str
+    root: Path
+    kdir: str
+    binds: tuple[tuple[Path, str], ...]
+
+
+def _mounts(root: Path, binds) -> str:
+    """The shell commands that bind @binds into @root, read-only; their
+    mount points are made first (empty folders of the root)."""
+    out = ""
+    for host, inside in binds:
+        point = root / inside.lstrip("/")
+        point.mkdir(parents=True, exist_ok=True)
+        out += (f"mount --bind -o ro {shlex.quote(str(host))} "
+                f"{shlex.quote(str(point))} && ")
+    return out
+
+
 def build_module(root: Path, release: str, out: Path, log: Path,
-                 extra: list[str] | None = None) -> Path:
-    """Build the series' gup_test.ko inside @root against its headers of @release;
-    copy the module and the build log's output to @out."""
+                 extra: list[str] | None = None, bound: Bound | None = None) -> Path:
+    """Build the series' gup_test.ko inside @root against its headers of
+    @release, or against @bound's headers bound into it; copy the module and
+    the build log's output to @out."""
     ensure_tools(extra={"unshare": "util-linux", "chroot": "coreutils", "mount": "mount"})
     work = Path(tempfile.mkdtemp(prefix="gupnm-build-", dir=_mk(root / "tmp")))
     try:
@@ -118,13 +195,15 @@ def build_module(root: Path, release: str, out: Path, log: Path,
         for name in ("gup_test.c", "gup_test.h"):
             shutil.copy2(gup_test_source() / name, work / "out" / name)
         inner = "/" + str(work.relative_to(root))
-        kdir = f"/usr/src/linux-headers-{release}"
-        cmd = (f"{inner}/src/oot/build-module.sh {kdir} {inner}/out "
-               + " ".join(extra or []))
-        # A private mount namespace: /proc (objtool needs it) disappears
-        # with the process, whatever happens to the build.
-        script = (f'mount -t proc proc "{root}/proc" && '
-                  f'exec chroot "{root}" /bin/sh -c "{cmd}"')
+        kdir = bound.kdir if bound else f"/usr/src/linux-headers-{release}"
+        cmd = shlex.join([f"{inner}/src/oot/build-module.sh", kdir, f"{inner}/out",
+                          *(extra or [])])
+        # A private mount namespace: /proc (objtool needs it) and the bound
+        # headers disappear with the process, whatever happens to the build.
+        script = (f"mount -t proc proc {shlex.quote(str(root / 'proc'))} && "
+                  + _mounts(root, bound.binds if bound else ())
+                  + f"exec chroot {shlex.quote(str(root))} /bin/sh -c "
+                  + shlex.quote(cmd))
         run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
             log=log, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C.UTF-8"},
             what=f"module build in {root.name}")

@@ -65,9 +65,10 @@ def parse_spec(spec: str) -> tuple[str, list[str]]:
 
 
 def build_module(kdir: Path, release: str, debian_kernel=None,
-                 kbuild: tuple[str, ...] = ()) -> Path:
+                 kbuild: tuple[str, ...] = (), bound: chroot.Bound | None = None) -> Path:
     """Build the series' gup_test.ko out of tree against @kdir (W=1, cached;
-    @kbuild: extra make arguments, e.g. a cross compiler).
+    @kbuild: extra make arguments, e.g. a cross compiler; @bound: in a build
+    root of another suite, the headers bound into it).
 
     The cache entry is named by the content of the module's inputs and of
     the kernel side it is built against (release, Module.symvers, .config),
@@ -84,7 +85,7 @@ def build_module(kdir: Path, release: str, debian_kernel=None,
     key = h.hexdigest()[:20]
     out = cache_dir() / "modules" / f"{release}-{key}"
     with locked(cache_dir() / "locks" / f"module-{key}.lock"):
-        return _build_module_locked(kdir, out, debian_kernel, kbuild)
+        return _build_module_locked(kdir, out, debian_kernel, kbuild, bound)
 
 
 def _mk(p: Path) -> Path:
@@ -93,15 +94,15 @@ def _mk(p: Path) -> Path:
 
 
 def _build_module_locked(kdir: Path, out: Path, dk=None,
-                         kbuild: tuple[str, ...] = ()) -> Path:
+                         kbuild: tuple[str, ...] = (), bound=None) -> Path:
     ko = out / "gup_test.ko"
-    cache.checked(out, lambda: _fill_module(kdir, out, ko, dk, kbuild),
+    cache.checked(out, lambda: _fill_module(kdir, out, ko, dk, kbuild, bound),
                   group="kernels")
     return ko
 
 
 def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
-                 kbuild: tuple[str, ...] = ()) -> None:
+                 kbuild: tuple[str, ...] = (), bound=None) -> None:
     """Build @ko into a private folder, record it, rename it to @out."""
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.parent / f"{out.name}.log"
@@ -114,11 +115,16 @@ def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
     try:
         if dk is not None and dk.offered and dk.offered.arch == "arm64":
             _cross_build(kdir, tmp, log, dk, cc)
+        elif bound is not None:
+            progress(f"building gup_test.ko with {cc.split(' ')[0]} in the "
+                     f"{bound.suite} root {bound.root}, against " + ", ".join(
+                         f"{host} at {inside}" for host, inside in bound.binds))
+            chroot.build_module(bound.root, "", tmp, log, ["W=1"], bound)
         elif dk is not None and cc and not chroot.host_has(cc):
             # The kernel's compiler is not the host's: build in a root of
             # the kernel's own suite that has it.
-            suite = debian.base_suite(dk.offered.suites)
-            root = chroot.root_for(suite, chroot.compiler_of(cc)[1])
+            suite, root = chroot.pick_root(chroot.compiler_of(cc)[1],
+                                           dk.offered.suites)
             chroot.install_headers(root, dk.debs, dk.release)
             progress(f"building gup_test.ko with {cc.split(' ')[0]} in "
                      f"the {suite} root {root}")
@@ -147,8 +153,7 @@ def _cross_build(kdir: Path, tmp: Path, log: Path, dk, cc: str) -> None:
         run([REPO / "oot" / "build-module.sh", kdir, tmp, "W=1",
              *arm64.kbuild_args(cc)], log=log, what="module cross-build")
         return
-    suite = debian.base_suite(dk.offered.suites)
-    root = chroot.root_for(suite, arm64.cross_package(cc))
+    suite, root = chroot.pick_root(arm64.cross_package(cc), dk.offered.suites)
     chroot.install_headers(root, dk.debs, dk.release)
     versions = dict(p.split("=", 1) for p in dk.packages)
     arm64.host_kbuild(list(versions), versions, root)
@@ -164,7 +169,8 @@ def _cross_named(k) -> str:
     cc = debian.cc_version_text(k.kdir)
     if arm64.host_can_cross(cc):
         return arm64.cross_compiler(cc)
-    suite = debian.base_suite(k.offered.suites if k.offered else [])
+    suite = chroot.suite_for(arm64.cross_package(cc),
+                             k.offered.suites if k.offered else [])
     return f"{cc.split(' ')[0]} ({arm64.cross_package(cc)}) in a {suite} root"
 
 
@@ -391,21 +397,56 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
     return _prepare_image(spec, Path(args[0]).resolve(), Path(args[1]).resolve())
 
 
-def _image_module(moddir: Path) -> tuple[str, Path]:
-    """(release, gup_test.ko) for image:KERNEL:@moddir: built against the
-    headers or build tree in @moddir (ownimage.find_kdir), or found in a
-    module tree. A build that fails is bad input (exit 2): the user's
-    headers, with the build's first error line."""
+def _image_root(kdir: Path, release: str) -> chroot.Bound | None:
+    """Where image:'s module builds when this machine lacks the compiler
+    the headers name: a root picked as for debian: (chroot.pick_root: the
+    kernel's suite when Debian offers @release, else the oldest suite with
+    the compiler), @kdir's folders bound into it; None on this machine. A
+    compiler no root provides is bad input (exit 2)."""
+    cc = debian.cc_version_text(kdir)
+    if not cc or chroot.host_has(cc):
+        return None
+    try:
+        package = chroot.compiler_of(cc)[1]
+    except RunnerError as err:
+        raise _no_root(kdir, cc, err) from None
+    inside, binds = ownimage.root_binds(kdir)  # refused before a root is made
+    try:
+        suite, root = chroot.pick_root(package, chroot.kernel_suites(release))
+    except UsageError as err:
+        raise _no_root(kdir, cc, err) from None
+    return chroot.Bound(suite, root, inside, tuple(binds))
+
+
+def _no_root(kdir: Path, cc: str, err: RunnerError) -> UsageError:
+    return UsageError(f"{kdir} names the compiler '{cc}' (CONFIG_CC_VERSION_TEXT), "
+                      f"which this machine lacks and no build root provides "
+                      f"({err}): give a module tree holding a gup_test.ko built "
+                      "for KERNEL as DIR, or test without a module: --method probe")
+
+
+def _image_module(moddir: Path) -> tuple[str, Path, dict]:
+    """(release, gup_test.ko, how it was built) for image:KERNEL:@moddir:
+    built against the headers or build tree in @moddir
+    (ownimage.find_kdir), on this machine or in a build root of the
+    compiler's suite (_image_root), or found in a module tree. A build that
+    fails is bad input (exit 2): the user's headers, with the build's first
+    error line."""
     kdir = ownimage.find_kdir(moddir)
     if kdir is not None:
         release = _release_of(kdir)
         build = ownimage.kbuild_dir(kdir)
+        bound = _image_root(kdir, release)
+        built = {"compiler": debian.cc_version_text(kdir),
+                 "build_root": f"{bound.suite} ({bound.root})" if bound else "host"}
         try:
-            return release, build_module(build, release)
+            return release, build_module(build, release, bound=bound), built
         except (UsageError, cache.CacheError):
             raise                       # the cache's own failure stays exit 3
         except RunnerError as err:
-            raise ownimage.build_failure(err, kdir) from None
+            raise ownimage.build_failure(
+                err, kdir, f"the {bound.suite} root {bound.root}" if bound else ""
+            ) from None
     found = sorted(moddir.rglob("gup_test.ko"))
     if not found:
         raise UsageError(f"{moddir} is neither a kernel build/headers directory "
@@ -415,19 +456,19 @@ def _image_module(moddir: Path) -> tuple[str, Path]:
                               capture_output=True, text=True).stdout.split()
     if not vermagic:
         raise RunnerError(f"cannot read the vermagic of {found[0]}")
-    return vermagic[0], found[0]
+    return vermagic[0], found[0], {}
 
 
 def _prepare_image(spec: str, image: Path, moddir: Path) -> Prepared:
     if not image.exists():
         raise UsageError(f"kernel image {image} does not exist")
-    release, module = _image_module(moddir)
+    release, module, built = _image_module(moddir)
     binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
                             _kselftest_tree())
     boot_image = vmlinux.uncompressed(image) or image
     return Prepared(spec, release, boot_image, module, binary, None,
                     {"kind": "image", "image": str(image), "modules": str(moddir),
-                     "boot_image": str(boot_image)})
+                     "boot_image": str(boot_image), **built})
 
 
 def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepared:

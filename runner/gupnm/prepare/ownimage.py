@@ -94,14 +94,18 @@ def missing_packages(kdir: Path, missing_includes: list[str]) -> list[tuple[str,
     return out
 
 
-def _refuse(kdir: Path, missing: list[tuple[str, str]]) -> UsageError:
+def _refuse(kdir: Path, missing: list[tuple[str, str]],
+            in_root: bool = False) -> UsageError:
     root = unpack_root(kdir) or kdir.parent
     pkgs = " ".join(pkg for pkg, _ in missing)
     debs = " ".join(f"{pkg}_*.deb" for pkg, _ in missing)
+    where = (f"not unpacked under {root} (the module builds in a root of the "
+             "kernel's suite, which sees only DIR's copies: " if in_root else
+             f"neither on this machine nor unpacked under {root} (")
     return UsageError(
-        f"{kdir} needs {pkgs}, neither on this machine nor unpacked under "
-        f"{root} (" + "; ".join(why for _, why in missing) + "): unpack them "
-        f"there too: for d in {debs}; do dpkg-deb -x $d {root}; done")
+        f"{kdir} needs {pkgs}, {where}" + "; ".join(why for _, why in missing)
+        + f"): unpack them there too: for d in {debs}; do dpkg-deb -x $d "
+        f"{root}; done")
 
 
 def kbuild_dir(kdir: Path) -> Path:
@@ -135,19 +139,67 @@ def kbuild_dir(kdir: Path) -> Path:
     return out
 
 
-def build_failure(err: RunnerError, kdir: Path) -> UsageError:
+def _outside_root(kdir: Path, root: Path) -> list[tuple[str, str]]:
+    """(package, what needs it) for every piece @kdir refers to that is not
+    unpacked under @root: in a build root only @root's copies are seen."""
+    text = (kdir / "Makefile").read_text(errors="replace")
+    out = [(_package_of(m.group(2), "linux-headers-"),
+            f"its Makefile includes {m.group(2)}") for m in _INCLUDE.finditer(text)
+           if not (root / m.group(2).lstrip("/")).exists()]
+    link = kdir / "scripts"
+    if link.is_symlink():
+        target = os.readlink(link)
+        there = root / target.lstrip("/") if target.startswith("/") else link.parent / target
+        if not there.exists():
+            out.append((_package_of(target, "linux-kbuild-"), f"scripts -> {target}"))
+    return out
+
+
+def root_binds(kdir: Path) -> tuple[str, list[tuple[Path, str]]]:
+    """(@kdir's path inside a build root of another suite, the folders to
+    bind there) when the module builds in such a root (chroot.Bound).
+
+    Unpacked packages keep their packaged paths, so their absolute includes
+    and relative links work as they do installed: DIR/usr/src at /usr/src,
+    DIR/usr/lib/linux-kbuild-* at /usr/lib; every piece must be unpacked in
+    DIR (exit 2 naming the rest). A build tree, and the source tree its
+    Makefile includes (O= builds), keep their own paths."""
+    kdir = kdir.resolve()
+    root = unpack_root(kdir)
+    if root is not None:
+        missing = _outside_root(kdir, root)
+        if missing:
+            raise _refuse(kdir, missing, in_root=True)
+        lib = root / "usr" / "lib"
+        return f"/usr/src/{kdir.name}", [(root / "usr" / "src", "/usr/src")] + [
+            (p, f"/usr/lib/{p.name}") for p in sorted(lib.glob("linux-kbuild-*"))
+            if p.is_dir() and not p.is_symlink()]
+    folders = {kdir}
+    text = (kdir / "Makefile").read_text(errors="replace")
+    folders |= {Path(m.group(2)).resolve().parent for m in _INCLUDE.finditer(text)}
+    if (kdir / "source").is_symlink():
+        folders.add((kdir / "source").resolve())
+    keep = sorted(f for f in folders
+                  if not any(o != f and f.is_relative_to(o) for o in folders))
+    return str(kdir), [(f, str(f)) for f in keep]
+
+
+def build_failure(err: RunnerError, kdir: Path, root: str = "") -> UsageError:
     """A module build against the user's headers that failed: bad input
-    (exit 2), with the build's first error line and its log."""
+    (exit 2), with the build's first error line and its log; @root names
+    the build root it ran in ('' on this machine)."""
     text = str(err)
     m = re.search(r"last lines of (\S+):", text)
     log = Path(m.group(1)) if m else None
     body = log.read_text(errors="replace") if log and log.is_file() else text
     first = first_error(body) or text.splitlines()[0]
     where = f"; the whole log: {log}" if log else ""
+    tail = (f"Check that DIR holds the headers of KERNEL (built with the "
+            f"compiler they name, in {root})" if root else
+            "Check that DIR holds the headers of KERNEL and that this machine "
+            "has the compiler they name (CONFIG_CC_VERSION_TEXT in their .config)")
     return UsageError(f"the module does not build against {kdir}: {first}{where}. "
-                      "Check that DIR holds the headers of KERNEL and that this "
-                      "machine has the compiler they name (CONFIG_CC_VERSION_TEXT "
-                      "in their .config)")
+                      + tail)
 
 
 def first_error(log: str) -> str:

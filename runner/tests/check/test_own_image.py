@@ -11,6 +11,10 @@ from gupnm.check import own_image  # noqa: E402
 from gupnm.prepare import debian  # noqa: E402
 
 REL = '6.12.117+deb12-amd64'
+TRIXIE, FIXED, SID = '6.12.118+deb13-amd64', '7.3.4+deb13-amd64', '7.2.13+deb14-amd64'
+ROOT_KERNELS = ((TRIXIE, ['trixie-security'], '6.12.118-1'),
+                (FIXED, ['trixie-backports'], '7.3.4-1~bpo13+1'),
+                (SID, ['sid'], '7.2.13-1'))
 
 
 class FakeTally:
@@ -39,19 +43,33 @@ def kernel(root: Path):
                                [], offered, debs)
 
 
+def root_kernel(root: Path, release, suites, version):
+    offered = debian.Offered(release, 'amd64', f'linux-image-{release}-unsigned', version,
+                             suites, 'unsigned', True)
+    return debian.DebianKernel(release, root / f'boot/vmlinuz-{release}', root / 'usr/src/x',
+                               root, [], offered, [Path(f'/d/linux-headers-{release}.deb')])
+
+
 class OwnImageTest(unittest.TestCase):
-    def run_with(self, full, bare):
+    def run_with(self, full, bare, *roots):
         t = FakeTally()
+        kernels = [kernel(Path('/k'))] + [root_kernel(Path('/k'), *k) for k in ROOT_KERNELS]
         with tempfile.TemporaryDirectory() as tmp, \
-                mock.patch.object(debian, 'fetch', return_value=kernel(Path('/k'))), \
+                mock.patch.object(debian, 'fetch', side_effect=kernels), \
                 mock.patch.object(own_image, '_unpack') as unpack, \
-                mock.patch.object(own_image, 'gupnm', side_effect=[full, bare]) as run:
+                mock.patch.object(own_image, 'check_no_root') as no_root, \
+                mock.patch.object(own_image, 'gupnm', side_effect=[full, bare, *roots]) as run:
             own_image.check(t, Path(tmp))
             self.assertEqual(len(unpack.call_args_list[0].args[0]), 4)
             self.assertEqual([d.name.split('_')[0] for d in unpack.call_args_list[1].args[0]],
                              [f'linux-image-{REL}-unsigned', f'linux-headers-{REL}'])
             spec = run.call_args_list[0].args[0][2]
             self.assertEqual(spec, f'image:{tmp}/own-full/boot/vmlinuz-{REL}:{tmp}/own-full')
+            self.assertEqual(run.call_args_list[2].args[0][2],
+                             f'image:{tmp}/own-trixie-security/boot/vmlinuz-{TRIXIE}:'
+                             f'{tmp}/own-trixie-security')
+            self.assertEqual(no_root.call_args.args[2:],
+                             (Path(tmp) / 'own-trixie-security', Path(f'boot/vmlinuz-{TRIXIE}')))
         return [ok for _, ok in t.records]
 
     BUG = {'verdict': 'shadow 0/512 fast → FAIL: GUP-fast rejects NULL-mapping order-0 '
@@ -59,13 +77,70 @@ class OwnImageTest(unittest.TestCase):
     REFUSED = ('needs linux-headers-6.12.117+deb12-common linux-kbuild-6.12.117+deb12, '
                'neither on this machine')
 
-    def test_both_right(self):
-        self.assertEqual(self.run_with(Run(1, summary=self.BUG), Run(2, self.REFUSED)),
-                         [True, True])
+    @staticmethod
+    def root_run(release, suite, bug=True, rc=None, built=None):
+        verdict = ('shadow 0/512 fast → FAIL: GUP-fast rejects NULL-mapping order-0 '
+                   'folios (bug present)' if bug else
+                   'shadow 512/512 fast → PASS: GUP-fast takes NULL-mapping order-0 folios')
+        return Run(rc if rc is not None else (1 if bug else 0), summary={
+            'verdict': verdict, 'kernel': {'booted_release': release, 'source': {
+                'build_root': built or f'{suite} (/c/chroots/{suite}-gcc-14-x)'}}})
+
+    def roots(self, **changed):
+        runs = {'trixie-security': self.root_run(TRIXIE, 'trixie'),
+                'trixie-backports': self.root_run(FIXED, 'trixie', bug=False),
+                'sid': self.root_run(SID, 'sid')}
+        runs.update(changed)
+        return list(runs.values())
+
+    def test_all_right(self):
+        self.assertEqual(self.run_with(Run(1, summary=self.BUG), Run(2, self.REFUSED),
+                                       *self.roots()), [True] * 5)
 
     def test_a_build_failure_is_not_the_verdict(self):
-        self.assertEqual(self.run_with(Run(3, summary={}), Run(2, 'needs linux-kbuild-x')),
-                         [False, False])
+        self.assertEqual(self.run_with(Run(3, summary={}), Run(2, 'needs linux-kbuild-x'),
+                                       *self.roots())[:2], [False, False])
+
+    def test_a_root_kernel_must_give_its_series_verdict(self):
+        wrong = self.root_run(FIXED, 'trixie', bug=True)        # 7.3 said bug
+        self.assertEqual(self.run_with(Run(1, summary=self.BUG), Run(2, self.REFUSED),
+                                       *self.roots(**{'trixie-backports': wrong}))[2:],
+                         [True, False, True])
+
+    def test_a_root_kernel_built_on_the_host_is_not_the_row(self):
+        here = self.root_run(TRIXIE, 'trixie', built='host')
+        self.assertEqual(self.run_with(Run(1, summary=self.BUG), Run(2, self.REFUSED),
+                                       *self.roots(**{'trixie-security': here}))[2:], [False, True, True])
+
+    def test_the_exit_code_must_match_the_verdict(self):
+        no_exit = self.root_run(SID, 'sid', rc=3)
+        self.assertEqual(self.run_with(Run(1, summary=self.BUG), Run(2, self.REFUSED),
+                                       *self.roots(sid=no_exit))[2:], [True, True, False])
+
+
+class NoRootTest(unittest.TestCase):
+    def test_a_copy_names_gcc_99_and_the_original_stays(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / 'own-trixie'
+            headers = folder / f'usr/src/linux-headers-{TRIXIE}'
+            headers.mkdir(parents=True)
+            cc = 'CONFIG_CC_VERSION_TEXT="x86_64-linux-gnu-gcc-14 (Debian 14.2.0-19) 14.2.0"\n'
+            (headers / '.config').write_text('CONFIG_X=y\n' + cc)
+            seen = {}
+
+            def fake(args, timeout=None):
+                seen['spec'] = args[2]
+                seen['config'] = (Path(tmp) / f'own-gcc99/usr/src/linux-headers-{TRIXIE}'
+                                  '/.config').read_text()
+                return Run(2, 'x86_64-linux-gnu-gcc-99 ... --method probe')
+            t = FakeTally()
+            with mock.patch.object(own_image, 'gupnm', side_effect=fake):
+                own_image.check_no_root(t, Path(tmp), folder, Path('boot/vmlinuz'))
+            self.assertEqual((headers / '.config').read_text(), 'CONFIG_X=y\n' + cc)
+        self.assertIn('CONFIG_CC_VERSION_TEXT="x86_64-linux-gnu-gcc-99 ', seen['config'])
+        self.assertIn('CONFIG_X=y', seen['config'])
+        self.assertEqual(seen['spec'], f'image:{tmp}/own-gcc99/boot/vmlinuz:{tmp}/own-gcc99')
+        self.assertEqual(t.records[0][1], True)
 
 
 if __name__ == '__main__':

@@ -163,5 +163,149 @@ class BuildFailureTest(unittest.TestCase):
                     kernels.prepare(f'image:{tmp}/vmlinuz:{tmp}')
             self.assertNotIsInstance(caught.exception, UsageError)
 
+
+class RootBindsTest(unittest.TestCase):
+    """What a build root of another suite sees of DIR."""
+
+    def test_unpacked_packages_keep_their_packaged_paths(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp).resolve()
+            kdir = unpacked(root)
+            (root / 'usr/lib/linux-kbuild-link').symlink_to('linux-kbuild-6.12.117+deb12')
+            self.assertEqual(ownimage.root_binds(kdir), (
+                f'/usr/src/linux-headers-{REL}',
+                [(root / 'usr/src', '/usr/src'),
+                 (root / 'usr/lib/linux-kbuild-6.12.117+deb12',
+                  '/usr/lib/linux-kbuild-6.12.117+deb12')]))
+
+    def test_a_piece_only_this_machine_has_is_not_enough(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp).resolve()
+            kdir = unpacked(root, common=False, kbuild=False)
+            (kdir / 'Makefile').write_text('include /usr/share/dpkg/default.mk\n')
+            (kdir / 'scripts').unlink()
+            (kdir / 'scripts').symlink_to('/usr/lib/linux-kbuild-6.12.117+deb12/scripts')
+            with self.assertRaisesRegex(UsageError, re.escape(
+                    f'needs /usr/share/dpkg/default.mk linux-kbuild-6.12.117+deb12, not '
+                    f'unpacked under {root} (the module builds in a root of the kernel\'s '
+                    "suite, which sees only DIR's copies: its Makefile includes /usr/share"
+                    '/dpkg/default.mk; scripts -> /usr/lib/linux-kbuild-6.12.117+deb12/'
+                    'scripts): unpack them there too')):
+                ownimage.root_binds(kdir)
+
+    def test_missing_kbuild_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = unpacked(Path(tmp).resolve(), kbuild=False)
+            with self.assertRaisesRegex(UsageError, 'needs linux-kbuild-6.12.117'
+                                        r'\+deb12, not unpacked'):
+                ownimage.root_binds(kdir)
+
+    def test_build_tree_and_its_source_keep_their_own_paths(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            src, build = Path(tmp).resolve() / 'linux', Path(tmp).resolve() / 'build'
+            (src / 'tools').mkdir(parents=True)
+            build.mkdir()
+            (src / 'Makefile').write_text('')
+            (build / 'Makefile').write_text(f'include {src}/Makefile\n')
+            (build / 'source').symlink_to(src)
+            self.assertEqual(ownimage.root_binds(build),
+                             (str(build), [(build, str(build)), (src, str(src))]))
+
+    def test_a_tree_inside_another_is_bound_once(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp).resolve() / 'linux'
+            (src / 'build').mkdir(parents=True)
+            (src / 'Makefile').write_text('')
+            (src / 'build/Makefile').write_text(f'include {src}/Makefile\n')
+            self.assertEqual(ownimage.root_binds(src / 'build'),
+                             (str(src / 'build'), [(src, str(src))]))
+
+
+class ImageRootTest(unittest.TestCase):
+    """kernels._image_root: image:'s module in the root debian: would use."""
+    TRIXIE = 'x86_64-linux-gnu-gcc-14 (Debian 14.2.0-19) 14.2.0'
+
+    def kdir(self, tmp: str, cc: str) -> Path:
+        kdir = unpacked(Path(tmp).resolve())
+        (kdir / '.config').write_text(f'CONFIG_CC_VERSION_TEXT="{cc}"\n')
+        return kdir
+
+    def image_root(self, cc, suites=(), pick=None):
+        from gupnm.prepare import chroot
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = self.kdir(tmp, cc)
+            with mock.patch.object(chroot, 'host_has', return_value=False), \
+                    mock.patch.object(chroot, 'kernel_suites', return_value=list(suites)), \
+                    mock.patch.object(chroot, 'pick_root', side_effect=pick) as picked:
+                return kdir, kernels._image_root(kdir, REL), picked
+
+    def test_this_machines_compiler_builds_here(self):
+        from gupnm.prepare import chroot
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = self.kdir(tmp, self.TRIXIE)
+            with mock.patch.object(chroot, 'host_has', return_value=True), \
+                    mock.patch.object(chroot, 'pick_root') as picked:
+                self.assertIsNone(kernels._image_root(kdir, REL))
+            picked.assert_not_called()
+
+    def test_the_kernels_suite_root_with_dir_bound_in(self):
+        kdir, bound, picked = self.image_root(
+            self.TRIXIE, ['trixie'], lambda pkg, suites: ('trixie', Path('/r')))
+        picked.assert_called_once_with('gcc-14', ['trixie'])
+        root = kdir.parents[2]
+        self.assertEqual((bound.suite, bound.root, bound.kdir), (
+            'trixie', Path('/r'), f'/usr/src/linux-headers-{REL}'))
+        self.assertEqual(bound.binds[0], (root / 'usr/src', '/usr/src'))
+
+    def test_a_compiler_no_root_provides_is_bad_input(self):
+        def none(pkg, suites):
+            raise UsageError(f'no Debian suite (bookworm, trixie, sid) offers {pkg}')
+        with self.assertRaisesRegex(UsageError, re.escape(
+                "names the compiler 'x86_64-linux-gnu-gcc-99 (Debian 99.1.0-1) 99.1.0' "
+                '(CONFIG_CC_VERSION_TEXT), which this machine lacks and no build root '
+                'provides (no Debian suite (bookworm, trixie, sid) offers gcc-99): ')
+                + '.*--method probe'):
+            self.image_root('x86_64-linux-gnu-gcc-99 (Debian 99.1.0-1) 99.1.0', [], none)
+
+    def test_not_gcc_is_bad_input(self):
+        with self.assertRaisesRegex(UsageError, 'only gcc-N is supported.*--method probe'):
+            self.image_root('Debian clang version 19.1.7 (3)')
+
+    def test_a_root_that_cannot_be_made_is_not_bad_input(self):
+        def fails(pkg, suites):
+            raise RunnerError('mmdebstrap trixie failed (exit 1)')
+        with self.assertRaises(RunnerError) as caught:
+            self.image_root(self.TRIXIE, ['trixie'], fails)
+        self.assertNotIsInstance(caught.exception, UsageError)
+
+    def test_a_build_failing_in_the_root_names_it(self):
+        from gupnm.prepare import chroot
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = self.kdir(tmp, self.TRIXIE)
+            bound = chroot.Bound('trixie', Path('/r'), '/usr/src/x', ())
+            fail = RunnerError('module build failed (exit 2):\ncc1: error: bad flag')
+            with mock.patch.object(kernels, '_release_of', return_value=REL), \
+                    mock.patch.object(kernels, '_image_root', return_value=bound), \
+                    mock.patch.object(kernels, 'build_module', side_effect=fail) as built:
+                with self.assertRaisesRegex(UsageError, re.escape(
+                        f'does not build against {kdir}: cc1: error: bad flag. Check that '
+                        'DIR holds the headers of KERNEL (built with the compiler they '
+                        'name, in the trixie root /r)')):
+                    kernels._image_module(kdir.parents[2])
+            self.assertIs(built.call_args.kwargs['bound'], bound)
+
+    def test_the_summary_says_where_it_was_built(self):
+        from gupnm.prepare import chroot
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = self.kdir(tmp, self.TRIXIE)
+            bound = chroot.Bound('trixie', Path('/r'), '/usr/src/x', ())
+            with mock.patch.object(kernels, '_release_of', return_value=REL), \
+                    mock.patch.object(kernels, '_image_root', return_value=bound), \
+                    mock.patch.object(kernels, 'build_module', return_value=Path('/m.ko')):
+                self.assertEqual(kernels._image_module(kdir.parents[2]), (
+                    REL, Path('/m.ko'), {'compiler': self.TRIXIE,
+                                         'build_root': 'trixie (/r)'}))
+
+
 if __name__ == '__main__':
     unittest.main()
