@@ -21,7 +21,8 @@ def _row(spec: str, bug: bool, outcome) -> tuple[Tally, str, float | None]:
     t = Tally()
     out = io.StringIO()
     with mock.patch.object(kernelci, "run", return_value=outcome), redirect_stdout(out):
-        secs = kernelci_checks.check_row(t, spec, bug, built=object())
+        secs = kernelci_checks.check_row(t, spec, bug, built=object(),
+                                         budget=outcome.budget)
     return t, out.getvalue(), secs
 
 
@@ -32,7 +33,7 @@ class Rows(unittest.TestCase):
     def test_fixed_row_passes(self):
         t, out, secs = _row("debian:7.3", False, _outcome(_run(False), wall=41.5))
         self.assertEqual((t.passed, t.failed), (4, 0), out)
-        self.assertIn("boot to result 42 s, within KernelCI's 600 s", out)
+        self.assertIn("boot to result 42 s, within the 600 s job timeout", out)
         self.assertEqual(secs, 41.5)
 
     def test_negative_control_row(self):
@@ -45,8 +46,19 @@ class Rows(unittest.TestCase):
 
     def test_timeout_fails_the_budget(self):
         t, out, _ = _row("debian:7.3", False, _outcome(None, wall=600.2, timed_out=True))
-        self.assertIn("not ok - kernelci arm64 debian:7.3: boot to result 600 s", out)
+        self.assertIn("not ok - kernelci arm64 debian:7.3: no result before the 600 s "
+                      "job timeout (QEMU killed)", out)
         self.assertEqual(t.failed, 2, out)      # the budget and the verdicts
+
+
+class Budget(unittest.TestCase):
+    def test_budget_option(self):
+        with mock.patch.object(kernelci_checks, "check", return_value={}) as chk, \
+                redirect_stdout(io.StringIO()):
+            self.assertEqual(kernelci_checks.main(["--budget", "5"]), 0)
+        self.assertEqual(chk.call_args[0][1], 5.0)
+        with self.assertRaises(SystemExit), mock.patch("sys.stderr", io.StringIO()):
+            kernelci_checks.main(["--budget", "0"])
 
 
 if __name__ == "__main__":

@@ -61,6 +61,12 @@ class Problems(unittest.TestCase):
         self.assertTrue(any("budget" in b for b in bad))
         self.assertTrue(any("never started" in b for b in bad))
 
+    def test_smaller_budget(self):
+        o = _outcome(_run(False), wall=6.0)
+        o.budget = 5.0
+        bad = kernelci.problems(o, bug=False)
+        self.assertTrue(any("times out at 5 s" in b for b in bad))
+
     def test_no_secretmem_or_wrong_kernel(self):
         bad = kernelci.problems(_outcome(_run(False), cmdline="console=ttyAMA0",
                                          booted="6.12.118+deb13-arm64"), bug=False)
