@@ -23,7 +23,7 @@ import argparse
 import sys
 import time
 
-from ..ci import kernelci, kselftest_paths
+from ..ci import kernelci
 from ..host import REPO, RunnerError, progress
 
 # (spec, the kernel lacks the fix)
