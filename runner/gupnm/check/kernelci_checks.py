@@ -40,10 +40,13 @@ def check_row(t, spec: str, bug: bool, built=None,
     """One row into Tally @t; returns its boot-to-result seconds."""
     label = f"kernelci arm64 {spec}"
     try:
-        o = kernelci.run(spec, _outdir(spec), built, budget)
+        out = _outdir(spec)
+        o, notes = kernelci.run_again_if_died(spec, out, out.with_name(out.name + "-again"),
+                                              built, budget)
     except (RunnerError, OSError) as err:
         t.record(f"{label}: guest with run_kselftest.sh", False, str(err))
         return None
+    label += f" ({notes[0]})" if notes else ""
     progress(f"{label}: boot to result {o.wall_seconds:.1f} s "
              f"(run_kselftest.sh {o.path.seconds if o.path else None} s)")
     t.record(f"{label}: no result before the {o.budget:.0f} s job timeout "

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..guest import initramfs, qemu
 from ..host import RunnerError, progress
+from ..parse import console
 from ..parse.status import parse_status
 from ..prepare import arm64, kernels, kselftest_arm64, kselftest_build, source
 from . import kselftest_paths
@@ -38,6 +39,8 @@ MEMORY_MB = 2048
 VCPUS = 2
 GUEST_DIR = "opt/gupnm-kst"
 GUEST_TARBALL = f"/{GUEST_DIR}/kselftest.tar.gz"
+# What runner/guest/init prints on the console when the test starts.
+START_MARKER = "GUPNM-TEST-BEGIN"
 
 
 @dataclass
@@ -134,6 +137,27 @@ def run(spec: str, outdir: Path, built: kselftest_build.Built | None = None,
                 m.group(1) if m else None, con, outdir, budget)
     (outdir / "kernelci.json").write_text(json.dumps(record(o), indent=2) + "\n")
     return o
+
+
+def died_before_test(o: Outcome) -> bool:
+    """The guest panicked or Oopsed before the test started, within the
+    budget: multi-vCPU TCG now and then Oopses in early-boot text patching,
+    an emulation artefact, not a result."""
+    return not o.timed_out and console.early_boot_death(o.console, START_MARKER)
+
+
+def run_again_if_died(spec: str, outdir: Path, again: Path, built=None,
+                      budget: float = JOB_TIMEOUT_S) -> tuple[Outcome, list[str]]:
+    """run(); when the guest died before the test (died_before_test), once
+    more in @again, with its own budget, and a note that says so (a lab
+    would resubmit the job: an infrastructure failure, not a verdict)."""
+    o = run(spec, outdir, built, budget)
+    if not died_before_test(o):
+        return o, []
+    note = (f"boot 1 died before the test ({o.wall_seconds:.0f} s; {outdir}): "
+            "booted again")
+    progress(note)
+    return run(spec, again, built, budget), [note]
 
 
 def record(o: Outcome) -> dict:

@@ -20,7 +20,8 @@ except ImportError:                     # python3 -m unittest tests.check...
 def _row(spec: str, bug: bool, outcome) -> tuple[Tally, str, float | None]:
     t = Tally()
     out = io.StringIO()
-    with mock.patch.object(kernelci, "run", return_value=outcome), redirect_stdout(out):
+    with mock.patch.object(kernelci, "run_again_if_died", return_value=(outcome, [])), \
+            redirect_stdout(out):
         secs = kernelci_checks.check_row(t, spec, bug, built=object(),
                                          budget=outcome.budget)
     return t, out.getvalue(), secs

@@ -1,6 +1,7 @@
 """kernelci: KernelCI's command line, the budget and the row's problems."""
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from gupnm.ci import kernelci, kselftest_paths
 
@@ -81,6 +82,37 @@ class Problems(unittest.TestCase):
         self.assertTrue(any("verdict_shadow_read pass, expected fail" in b for b in bad))
         bad = kernelci.problems(_outcome(_run(True)), bug=False)
         self.assertTrue(any("verdict_shadow_write fail, expected pass" in b for b in bad))
+
+
+EARLY_OOPS = ("[    0.412345] Oops: int3: 0000 [#1] PREEMPT SMP\n"
+              "[    0.412400] Kernel panic - not syncing: Fatal exception\n")
+
+
+class Again(unittest.TestCase):
+    def test_died_before_test(self):
+        died = _outcome(None, wall=3.0)
+        died.console = EARLY_OOPS
+        self.assertTrue(kernelci.died_before_test(died))
+        ran = _outcome(_run(False))
+        ran.console = "GUPNM-TEST-BEGIN\n" + "[   9.0] Oops: late\n"
+        self.assertFalse(kernelci.died_before_test(ran))
+        killed = _outcome(None, wall=600.0, timed_out=True)
+        killed.console = EARLY_OOPS
+        self.assertFalse(kernelci.died_before_test(killed))
+
+    def test_booted_again_once(self):
+        died = _outcome(None, wall=3.0)
+        died.console = EARLY_OOPS
+        good = _outcome(_run(False))
+        with mock.patch.object(kernelci, "run", side_effect=[died, good]) as run, \
+                mock.patch.object(kernelci, "progress"):
+            o, notes = kernelci.run_again_if_died("debian:7.3", Path("/a"), Path("/b"))
+        self.assertIs(o, good)
+        self.assertEqual(run.call_args_list[1][0][1], Path("/b"))
+        self.assertIn("died before the test", notes[0])
+        with mock.patch.object(kernelci, "run", side_effect=[good]):
+            self.assertEqual(kernelci.run_again_if_died("debian:7.3", Path("/a"),
+                                                        Path("/b"))[1], [])
 
 
 class Record(unittest.TestCase):
