@@ -37,6 +37,9 @@
 #                   pages) and 64K-page 6.12 source kernels without/with the fix
 #   make check-docs every command of README.md and docs/ run as written from a
 #                   fresh clone (DOCS=all: the long targets too)
+#   make check-kernelci-arm64  KernelCI's kselftest-mm job, its gup part, on arm64:
+#                   run_kselftest.sh -t mm:ksft_gup_test.sh, secretmem.enable,
+#                   boot to result within 600 s (Debian 7.3 fix, 6.12 no fix)
 
 PYTHON ?= python3
 GUPNM := $(PYTHON) runner/gupnm-run
@@ -45,10 +48,10 @@ RUN_ARGS ?=
 A ?= source:debian-6.12:nofix
 B ?= source:debian-6.12:all
 
-.PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64 check-docs
+.PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64 check-docs check-kernelci-arm64
 
 help:
-	@sed -n '2,39p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,42p' Makefile | sed 's/^# \{0,1\}//'
 
 # make itself exits 2 whenever a recipe fails: the runner's own exit code
 # (README: Exit status) is printed, and pipelines call runner/gupnm-run.
@@ -171,3 +174,8 @@ check-lava:
 DOCS ?= quick
 check-docs:
 	cd runner && $(PYTHON) -m gupnm.check.docs_commands $(if $(filter all,$(DOCS)),--all)
+
+# KernelCI's 10-minute kselftest-mm job on arm64 (docs/ci.md): not in make
+# check, like check-arm64 (the Debian arm64 kernels and the arm64 tarball).
+check-kernelci-arm64:
+	cd runner && $(PYTHON) -m gupnm.check.kernelci_checks

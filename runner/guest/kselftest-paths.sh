@@ -5,6 +5,7 @@
 #   run_tests  make -C <tree>/tools/testing/selftests TARGETS=mm run_tests
 #   install    <install>/run_kselftest.sh -t <collection:test>
 #   tarball    the gen_tar tarball unpacked in /tmp, run the same way
+#   kernelci   the same with VM_SELFTEST_ITEMS unset, as KernelCI's jobs run it
 #   linaro     the tarball unpacked in KSELFTEST_PATH, run by Linaro's
 #              kselftest.sh (test-definitions, unmodified, at KST_LINARO_DIR)
 #              as kselftest.yaml's run step calls it; result.txt printed
@@ -62,6 +63,13 @@ tarball() {
 		installed /tmp/kselftest
 }
 
+# As a KernelCI kselftest job runs the tarball: VM_SELFTEST_ITEMS as its
+# job leaves it (KernelCI's kselftest jobs set no ENV: unset).
+kernelci() {
+	mkdir -p /tmp/kselftest && tar -xzf "$KST_TARBALL" -C /tmp/kselftest &&
+		(unset VM_SELFTEST_ITEMS; installed /tmp/kselftest)
+}
+
 # kselftest.yaml's run step, with its parameters; VM_SELFTEST_ITEMS only as
 # the job's ENV sets it (LKFT sets none).
 linaro() {
@@ -93,6 +101,7 @@ for p in ${KST_PATHS:-run_tests install tarball}; do
 	run_tests) path run_tests compilers ;;
 	install) path install installed "$KST_INSTALL" ;;
 	tarball) path tarball tarball ;;
+	kernelci) path kernelci kernelci ;;
 	linaro) path linaro linaro ;;
 	*) echo "KSFT-PATH-BEGIN: $p"; echo "unknown path $p"; echo "KSFT-PATH-END: $p 2 0" ;;
 	esac

@@ -99,14 +99,29 @@ def host_has(cc_text: str) -> bool:
 
 
 def _root_path(suite: str, gcc_pkg: str) -> Path:
-    key = hashlib.sha256(" ".join([suite, gcc_pkg, *BUILD_PACKAGES, MIRROR])
-                         .encode()).hexdigest()[:12]
-    return cache_dir() / "chroots" / f"{suite}-{gcc_pkg}-{key}"
+    """Where root_for(@suite, @gcc_pkg) is (made or not)."""
+    return _path_with(suite, [gcc_pkg, *BUILD_PACKAGES], f"{suite}-{gcc_pkg}")[0]
+
+
+def _path_with(suite: str, packages: list[str], name: str,
+               arches: tuple[str, ...] = (), variant: str = "apt") -> tuple[Path, list[str]]:
+    words = [suite, *packages, MIRROR, *arches] + ([variant] if variant != "apt" else [])
+    key = hashlib.sha256(" ".join(words).encode()).hexdigest()[:12]
+    return cache_dir() / "chroots" / f"{name}-{key}", words
 
 
 def root_for(suite: str, gcc_pkg: str) -> Path:
     """A cached build root of @suite with @gcc_pkg; made on first use."""
-    root = _root_path(suite, gcc_pkg)
+    return root_with(suite, [gcc_pkg, *BUILD_PACKAGES], name=f"{suite}-{gcc_pkg}",
+                     what=f"a {suite} build root with {gcc_pkg}")
+
+
+def root_with(suite: str, packages: list[str], *, name: str, what: str,
+              arches: tuple[str, ...] = (), variant: str = "apt") -> Path:
+    """A cached root of @suite holding @packages (mmdebstrap @variant; extra
+    dpkg architectures @arches, e.g. amd64 + arm64 for arm64 -dev packages
+    beside an amd64 cross compiler); made on first use, once."""
+    root, words = _path_with(suite, packages, name, arches, variant)
     with locked(cache_dir() / "locks" / f"chroot-{root.name}.lock"):
         if (root / ".gupnm-ready").exists():
             return root
@@ -114,18 +129,18 @@ def root_for(suite: str, gcc_pkg: str) -> Path:
         tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}-", dir=root.parent
                                     if root.parent.exists() else _mk(root.parent)))
         tmp.rmdir()                 # mmdebstrap wants to create it
-        progress(f"making a {suite} build root with {gcc_pkg} (mmdebstrap, "
-                 "about a minute, once)")
+        progress(f"making {what} (mmdebstrap, about a minute, once)")
         log = root.parent / f"{root.name}.log"
+        arch_args = [f"--architectures={','.join(arches)}"] if arches else []
         try:
-            run(["mmdebstrap", "--variant=apt", "--mode=root",
-                 "--include=" + ",".join([gcc_pkg, *BUILD_PACKAGES]),
+            run(["mmdebstrap", f"--variant={variant}", "--mode=root", *arch_args,
+                 "--include=" + ",".join(packages),
                  "--aptopt=Acquire::Check-Valid-Until \"false\"",
                  suite, tmp, MIRROR], log=log, what=f"mmdebstrap {suite}")
         except RunnerError:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        (tmp / ".gupnm-ready").write_text(f"{suite} {gcc_pkg}\n")
+        (tmp / ".gupnm-ready").write_text(" ".join(words) + "\n")
         shutil.rmtree(root, ignore_errors=True)
         tmp.rename(root)
         return root

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -36,9 +37,19 @@ OUTSIDE_TOOLS = ("scripts/subarch.include", "mm/gup_test.h", "lib/test_hmm_uapi.
 SELFTESTS = "tools/testing/selftests"
 # Host packages selftests/mm needs to build in full (7.3) and install.
 HOST_PACKAGES = ("libcap-dev", "libnuma-dev", "liburing-dev", "rsync")
-# gcc quotes with ' or with ‘’ depending on the locale.
-# What `make headers_install` reads (x86_64).
-UAPI_DIRS = ("include/uapi", "arch/x86/include/uapi")
+# What `make headers_install` reads, and the kernel's ARCH, per guest arch.
+UAPI_DIRS = {"amd64": ("include/uapi", "arch/x86/include/uapi"),
+             "arm64": ("include/uapi", "arch/arm64/include/uapi")}
+KERNEL_ARCH = {"amd64": "x86_64", "arm64": "arm64"}
+# arm64: cross-built in a trixie root with arm64's -dev packages beside the
+# amd64 cross compiler (multiarch inside the root; the host's dpkg is left
+# alone). The guest's userland (runner/gupnm/prepare/kselftest_arm64.py)
+# comes from the same suite, so the libraries match.
+ARM64_SUITE = "trixie"
+ARM64_BUILD_PACKAGES = ["gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross", "make",
+                        "rsync", "libcap-dev:arm64", "libnuma-dev:arm64",
+                        "liburing-dev:arm64"]
+ARM64_MAKE_ARGS = ["ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-"]
 KSFT_SKIP_SLIP = re.compile(r"khugepaged\.c:.*KSFT_SKIP\W* undeclared")
 
 
@@ -92,13 +103,42 @@ def ensure_packages(packages=HOST_PACKAGES) -> None:
         env={"DEBIAN_FRONTEND": "noninteractive"}, what="apt-get install")
 
 
-def build(worktree: Path) -> Built:
-    """Scratch copy of @worktree's patched commit, built, installed, tarred."""
-    commit = run(["git", "-C", worktree, "rev-parse", "HEAD"]).strip()
-    root = cache_dir() / "kselftest-paths" / commit[:16]
+def build(worktree: Path, arch: str = "amd64", commit: str | None = None) -> Built:
+    """Scratch copy of @worktree's patched commit, built, installed, tarred
+    (@arch: the guest's; arm64 cross-built, see ARM64_SUITE). @commit: that
+    commit when @worktree is the base git tree and not its checkout
+    (source.patched_commit); the base's checkout then gives the uapi
+    headers, which the series leaves alone."""
+    commit = commit or run(["git", "-C", worktree, "rev-parse", "HEAD"]).strip()
+    name = commit[:16] + ("" if arch == "amd64" else f"-{arch}")
+    root = cache_dir() / "kselftest-paths" / name
     root.parent.mkdir(parents=True, exist_ok=True)
-    with locked(cache_dir() / "locks" / f"kselftest-{commit[:16]}.lock"):
-        return _build_locked(worktree, commit, root)
+    with locked(cache_dir() / "locks" / f"kselftest-{name}.lock"):
+        return _build_locked(worktree, commit, root, arch)
+
+
+def _maker(arch: str, root: Path):
+    """How `make` runs for @arch: on the host (amd64), or in the arm64 build
+    root with the scratch directory @root bound at its own path (returns a
+    run-like callable and the make arguments every call takes)."""
+    if arch == "amd64":
+        return run, []
+    from . import chroot
+    broot = chroot.root_with(ARM64_SUITE, ARM64_BUILD_PACKAGES,
+                             name=f"{ARM64_SUITE}-kselftest-arm64",
+                             what=f"a {ARM64_SUITE} root with arm64's selftest "
+                                  "libraries and a cross compiler",
+                             arches=("amd64", "arm64"))
+
+    def in_root(cmd, **kw):
+        inner = root.relative_to("/")
+        script = (f'mkdir -p "{broot / inner}" && mount -t proc proc "{broot}/proc" && '
+                  f'mount --bind "{root}" "{broot / inner}" && '
+                  f'exec chroot "{broot}" {shlex.join(str(c) for c in cmd)}')
+        return run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                    script], env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+                                  "LC_ALL": "C.UTF-8"}, **kw)
+    return in_root, ARM64_MAKE_ARGS
 
 
 def _built(commit: str, root: Path, extra: str) -> Built:
@@ -108,11 +148,12 @@ def _built(commit: str, root: Path, extra: str) -> Built:
                  wrapper, args, extra, root / "build.log")
 
 
-def _build_locked(worktree: Path, commit: str, root: Path) -> Built:
+def _build_locked(worktree: Path, commit: str, root: Path, arch: str) -> Built:
     stamp = root / ".done"
     if stamp.exists():
         return _built(commit, root, stamp.read_text().strip())
-    ensure_packages()
+    if arch == "amd64":
+        ensure_packages()
     tree = root / "tree"
     headers = root / ".headers"
     if not headers.exists() and root.exists():
@@ -131,17 +172,18 @@ def _build_locked(worktree: Path, commit: str, root: Path) -> Built:
                           + archive.stderr.decode(errors="replace"))
     _untar(archive.stdout, tree)
     if not headers.exists():
-        shutil.copytree(_headers(worktree, commit, log), tree / "usr",
+        shutil.copytree(_headers(worktree, commit, log, arch), tree / "usr",
                         symlinks=True, dirs_exist_ok=True)
         headers.write_text("")
 
-    make = ["make", "-C", tree / SELFTESTS, "TARGETS=mm"]
+    runner, cross = _maker(arch, root)
+    make = ["make", "-C", tree / SELFTESTS, "TARGETS=mm", *cross]
     jobs = f"-j{os.cpu_count() or 1}"
     progress("building selftests/mm (make -C tools/testing/selftests "
-             f"TARGETS=mm; log {log})")
+             f"TARGETS=mm{''.join(' ' + a for a in cross)}; log {log})")
     extra = ""
     try:
-        run([*make, jobs], log=log, what="make TARGETS=mm", tail=40)
+        runner([*make, jobs], log=log, what="make TARGETS=mm", tail=40)
     except RunnerError:
         if not KSFT_SKIP_SLIP.search(log.read_text(errors="replace")):
             raise
@@ -150,8 +192,8 @@ def _build_locked(worktree: Path, commit: str, root: Path) -> Built:
         extra = f"-include {tree / SELFTESTS / 'kselftest.h'}"
         progress(f"khugepaged.c: KSFT_SKIP undeclared; again with EXTRA_CFLAGS='{extra}'")
         make.append(f"EXTRA_CFLAGS={extra}")
-        run([*make, jobs], log=log, what="make TARGETS=mm", tail=40)
-    run([*make, f"KSFT_INSTALL_PATH={root / 'install'}", "gen_tar"], log=log,
+        runner([*make, jobs], log=log, what="make TARGETS=mm", tail=40)
+    runner([*make, f"KSFT_INSTALL_PATH={root / 'install'}", "gen_tar"], log=log,
         what="make TARGETS=mm gen_tar", tail=40)
     packed = root / "install" / "kselftest-packages" / "kselftest.tar.gz"
     if not packed.exists():
@@ -162,22 +204,29 @@ def _build_locked(worktree: Path, commit: str, root: Path) -> Built:
     return _built(commit, root, extra)
 
 
-def _headers(worktree: Path, commit: str, log: Path) -> Path:
+def _headers(worktree: Path, commit: str, log: Path, arch: str = "amd64") -> Path:
     """`make headers_install` of @commit, cached by what it is made of.
 
     A few minutes on a busy 2-core machine, and the same for every series
     on one base: keyed by the git trees of the uapi directories, which the
     series do not touch.
     """
-    key = "".join(run(["git", "-C", worktree, "rev-parse", f"{commit}:{d}"]).strip()[:8]
-                  for d in UAPI_DIRS)
+    trees = [run(["git", "-C", worktree, "rev-parse", f"{commit}:{d}"]).strip()
+             for d in UAPI_DIRS[arch]]
+    key = "".join(t[:8] for t in trees)
     cached = cache_dir() / "kselftest-paths" / f"headers-{key}"
     with locked(cache_dir() / "locks" / f"kselftest-headers-{key}.lock"):
         if (cached / "include").is_dir():
             return cached
+        checked_out = [run(["git", "-C", worktree, "rev-parse", f"HEAD:{d}"]).strip()
+                       for d in UAPI_DIRS[arch]]
+        if checked_out != trees:
+            raise RunnerError(f"{worktree}'s checkout is not {commit[:12]} in "
+                              f"{', '.join(UAPI_DIRS[arch])}: check the commit out "
+                              "there to install its uapi headers")
         tmp = cached.with_name(cached.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
-        run(["make", "-C", worktree, f"O={tmp / 'hdr'}", "ARCH=x86_64",
+        run(["make", "-C", worktree, f"O={tmp / 'hdr'}", f"ARCH={KERNEL_ARCH[arch]}",
              f"INSTALL_HDR_PATH={tmp / 'usr'}", "headers_install"], log=log,
             what="make headers_install")
         (tmp / "usr").rename(cached)

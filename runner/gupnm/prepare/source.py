@@ -265,6 +265,23 @@ def prepare(spec: str, selection: str, variant: str = "default",
                                arch)
 
 
+def patched_commit(spec: str, selection: str) -> tuple[Path, str]:
+    """(base git tree, commit) of @spec with @selection applied: the commit
+    `prepare(spec, selection)` builds, made in a scratch index of its own
+    (no checkout, no wait on a kernel build's lock), for what only reads
+    the tree (selftests built from it: kselftest_build)."""
+    resolved = resolve_base(spec)
+    base = resolved.path
+    head = _git(base, "rev-parse", "HEAD")
+    patches = series(selection, current_series(base, resolved.series)
+                     if selection != "none" else PATCHES / resolved.series)
+    key = f"{_slug(base.name)}-{head[:12]}-{selection}"
+    scratch = cache_dir() / "patched" / key
+    scratch.mkdir(parents=True, exist_ok=True)
+    with locked(cache_dir() / "locks" / f"patched-{key}.lock"):
+        return base, _patched_commit(base, head, patches, scratch, selection)
+
+
 def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
                     variant: str, kroot: Path, arch: str = "amd64") -> SourceKernel:
     """The steps of a source kernel: the patched tree checked out, the
