@@ -37,6 +37,8 @@
 #                   pages) and 64K-page 6.12 source kernels without/with the fix
 #   make check-docs every command of README.md and docs/ run as written from a
 #                   fresh clone (DOCS=all: the long targets too)
+#   make check-host --kernel host's module and probe paths, in Debian kernels
+#                   booted by virtme-ng on this machine's own root
 #   make check-kernelci-arm64  KernelCI's kselftest-mm job, its gup part, on arm64:
 #                   run_kselftest.sh -t mm:ksft_gup_test.sh, secretmem.enable,
 #                   boot to result within 600 s (Debian 7.3 fix, 6.12 no fix)
@@ -48,10 +50,10 @@ RUN_ARGS ?=
 A ?= source:debian-6.12:nofix
 B ?= source:debian-6.12:all
 
-.PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64 check-docs check-kernelci-arm64
+.PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64 check-docs check-host check-kernelci-arm64
 
 help:
-	@sed -n '2,42p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,44p' Makefile | sed 's/^# \{0,1\}//'
 
 # make itself exits 2 whenever a recipe fails: the runner's own exit code
 # (README: Exit status) is printed, and pipelines call runner/gupnm-run.
@@ -171,6 +173,9 @@ check-lava:
 
 # Not in make check: it runs make run, make compare, the arm64 runs ...
 # (docs/checks.md: times).
+check-host:
+	cd runner && $(PYTHON) -m gupnm.check.host_mode
+
 DOCS ?= quick
 check-docs:
 	cd runner && $(PYTHON) -m gupnm.check.docs_commands $(if $(filter all,$(DOCS)),--all)
