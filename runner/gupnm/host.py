@@ -296,11 +296,12 @@ def _missing_packages(tools: dict, packages: Sequence[str]) -> list[str]:
     return missing
 
 
-def ensure_tools(*, source_build: bool = False, extra: dict | None = None) -> None:
+def ensure_tools(*, source_build: bool = False, extra: dict | None = None,
+                 extra_packages: Sequence[str] = ()) -> None:
     """Install the Debian packages of missing tools (as root), else explain."""
     global _apt_updated
     tools = dict(TOOLS)
-    packages: list[str] = list(PACKAGES)
+    packages: list[str] = [*PACKAGES, *extra_packages]
     if source_build:
         tools.update(SOURCE_TOOLS)
         packages += SOURCE_PACKAGES

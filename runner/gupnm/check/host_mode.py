@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import probe
-from ..host import REPO, cache_dir, locked
+from ..host import REPO, cache_dir, ensure_tools, locked
 from ..prepare import debian, kernels, modsource
 from .tally import Tally
 
@@ -86,6 +86,8 @@ def vng() -> Path:
     """virtme-ng's vng, unpacked once into the cache."""
     dest = cache_dir() / "vng"
     tool = dest / "usr/bin/vng"
+    # What virtme-ng's package depends on and a bookworm host may lack.
+    ensure_tools(extra_packages=("python3-argcomplete", "python3-requests", "kmod"))
     with locked(cache_dir() / "locks" / "vng.lock"):
         if not tool.exists():
             work = dest.with_suffix(".tmp")
