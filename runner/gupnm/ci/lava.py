@@ -1,10 +1,13 @@
 """Run the repository's LAVA jobs with Debian's lava-dispatcher, no server.
 
-lava/jobs/*.yaml are the job definitions, lava/devices/qemu-tcg.yaml the
-local QEMU device. For one job and one kernel this module prepares the
-kernel and the ramdisk, fills the job's @ARTIFACTS@ and @JOB_NAME@, runs
+lava/jobs/*.yaml are the job definitions, lava/devices/qemu-tcg.jinja2 the
+local QEMU device (a device dictionary extending lava-server's
+qemu.jinja2, rendered by lava_device.py). For one job and one kernel this
+module prepares the artifacts (kernel and ramdisk; for source-kselftest
+the lab's rootfs, modules and kselftest tarball of labroot.py), fills the
+job's @PLACEHOLDERS@, renders the device for the job, runs
 
-    lava-run --job-id N --output-dir DIR --device qemu-tcg.yaml job.yaml
+    lava-run --job-id N --output-dir DIR --device device.yaml job.yaml
 
 and reads the per-case results LAVA itself records: the `lvl: results`
 lines of lava-run's stdout. lava-run exits 0 even when cases fail, so the
@@ -28,17 +31,20 @@ from typing import Callable
 
 from ..guest import initramfs
 from ..host import REPO, RunnerError, progress
-from ..prepare import kernels, kselftest_build, source
-from . import kselftest_paths
+from ..prepare import kernels
+from . import kselftest_paths, labroot, lava_device, linaro
 
 LAVA_DIR = REPO / "lava"
-DEVICE = LAVA_DIR / "devices" / "qemu-tcg.yaml"
+DEVICE = lava_device.DEVICE
 JOBS = {"debian-module": LAVA_DIR / "jobs" / "debian-module.yaml",
         "source-kselftest": LAVA_DIR / "jobs" / "source-kselftest.yaml"}
-# The monitor's definition (LAVA's suite) of each job, and the console line
-# its test starts at.
-SUITES = {"debian-module": "gup_null_mapping", "source-kselftest": "kselftest-mm"}
-START = {"debian-module": "GUPNM-TEST-BEGIN", "source-kselftest": "KSFT-PATH-BEGIN"}
+# The definition (LAVA's suite) holding each job's test results: the
+# monitor's, or the test shell's (LAVA prefixes a definition's index), and
+# the console line its test starts at. source-kselftest's splat case is in
+# a suite of its own.
+SUITES = {"debian-module": "gup_null_mapping", "source-kselftest": "0_kselftest-mm"}
+KERNEL_SUITE = "1_gupnm-kernel"
+START = {"debian-module": "GUPNM-TEST-BEGIN", "source-kselftest": "running ./run_kselftest.sh"}
 SYSTEM_PYTHON = "/usr/bin/python3"
 LAVA_RUN = "/usr/bin/lava-run"
 TIMEOUT = 900.0
@@ -136,12 +142,18 @@ def validate(paths: list[Path]) -> tuple[bool, str]:
     return proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def render(template: Path, artifacts: Path, name: str) -> str:
+def render(template: Path, values: dict[str, str]) -> str:
+    """@template with every @KEY@ filled from @values; RunnerError when the
+    template lacks @ARTIFACTS@ or @JOB_NAME@ or holds a key with no value."""
     text = template.read_text()
-    for key in ("@ARTIFACTS@", "@JOB_NAME@"):
-        if key not in text:
-            raise RunnerError(f"{template}: no {key} to fill in")
-    return text.replace("@ARTIFACTS@", str(artifacts)).replace("@JOB_NAME@", name)
+    for key in ("ARTIFACTS", "JOB_NAME"):
+        if f"@{key}@" not in text:
+            raise RunnerError(f"{template}: no @{key}@ to fill in")
+    for key in sorted(set(re.findall(r"@([A-Z_]+)@", text))):
+        if key not in values:
+            raise RunnerError(f"{template}: no value for @{key}@")
+        text = text.replace(f"@{key}@", str(values[key]))
+    return text
 
 
 RESULT_LINE = re.compile(r"""["']?lvl["']?: ["']?results\b""")
@@ -168,32 +180,32 @@ def parse_results(stdout: str) -> list[Case]:
     return cases
 
 
-def _artifacts(job: str, spec: str, work: Path) -> tuple[Path, str]:
-    """Kernel and ramdisk for @job in @work/artifacts; the release."""
+def _artifacts(job: str, spec: str, work: Path) -> tuple[Path, str, dict]:
+    """@job's artifacts for @spec in @work/artifacts: the kernel, and the
+    runner's ramdisk (debian-module) or the lab's rootfs, modules, tarball
+    and skipfile (source-kselftest); the release; the job's other values."""
     art = work / "artifacts"
     art.mkdir(parents=True, exist_ok=True)
+    values: dict[str, str] = {}
     if job == "debian-module":
         prep = kernels.prepare(spec)
         payload = initramfs.Payload(prep.release, prep.module,
                                     {"gup_null_mapping": prep.test_binary},
                                     "./gup_null_mapping")
         cpio = initramfs.build(payload, work / "initramfs")
+        shutil.move(str(cpio), art / "ramdisk.cpio")
+        shutil.rmtree(work / "initramfs", ignore_errors=True)
         image, release = prep.image, prep.release
     elif job == "source-kselftest":
-        kind, args = kernels.parse_spec(spec)
-        if kind != "source":
-            raise RunnerError(f"{spec}: the kselftest job needs a source kernel")
-        k = source.prepare(*args)
-        built = kselftest_build.build(k.tree)
-        cpio = kselftest_paths.build_initramfs(k, built, work / "initramfs",
-                                               paths=("tarball",))
+        k, built = kselftest_paths.prepared(spec)
+        td = linaro.locate()
+        labroot.build(k.release, k.module, built, td, art)
+        values["TEST_DEFINITIONS"] = str(linaro.git_copy(td))
         image, release = k.image, k.release
     else:
         raise RunnerError(f"unknown LAVA job {job}: use {', '.join(JOBS)}")
     shutil.copy2(image, art / "kernel")
-    shutil.move(str(cpio), art / "ramdisk.cpio")
-    shutil.rmtree(work / "initramfs", ignore_errors=True)
-    return art, release
+    return art, release, values
 
 
 def run(job: str, spec: str, outdir: Path, job_id: int = 1) -> LavaRun:
@@ -202,10 +214,12 @@ def run(job: str, spec: str, outdir: Path, job_id: int = 1) -> LavaRun:
     if why:
         raise RunnerError(why)
     outdir.mkdir(parents=True, exist_ok=True)
-    art, release = _artifacts(job, spec, outdir)
-    name = f"gup_null_mapping {job} {spec}"
+    art, release, values = _artifacts(job, spec, outdir)
     job_file = outdir / "job.yaml"
-    job_file.write_text(render(JOBS[job], art, name))
+    job_file.write_text(render(JOBS[job], {
+        **values, "ARTIFACTS": str(art), "JOB_NAME": f"gup_null_mapping {job} {spec}"}))
+    device = outdir / "device.yaml"
+    device.write_text(lava_device.render(job_file))
     lava_out = outdir / "lava"
     shutil.rmtree(lava_out, ignore_errors=True)
     env = dict(os.environ, LIBGUESTFS_BACKEND_SETTINGS="force_tcg")
@@ -213,7 +227,7 @@ def run(job: str, spec: str, outdir: Path, job_id: int = 1) -> LavaRun:
     t0 = time.monotonic()
     try:
         proc = subprocess.run([LAVA_RUN, "--job-id", str(job_id), "--output-dir",
-                               str(lava_out), "--device", str(DEVICE),
+                               str(lava_out), "--device", str(device),
                                str(job_file)], capture_output=True, text=True,
                               env=env, timeout=TIMEOUT)
         rc, out = proc.returncode, proc.stdout + proc.stderr
@@ -223,7 +237,8 @@ def run(job: str, spec: str, outdir: Path, job_id: int = 1) -> LavaRun:
             err.stdout, bytes) else (err.stdout or "")
     seconds = time.monotonic() - t0
     (outdir / "lava-run.log").write_text(out)
-    shutil.rmtree(art, ignore_errors=True)
+    if not os.environ.get("GUPNM_KEEP_WORK"):
+        shutil.rmtree(art, ignore_errors=True)
     return LavaRun(job, spec, release, parse_results(out), rc, seconds, outdir)
 
 
