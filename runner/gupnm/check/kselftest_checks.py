@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..ci import kselftest_paths, lab, lava, linaro
+from ..ci import kselftest_paths, lab, lava, lava_device, linaro
 from ..host import REPO, RunnerError, progress
 
 # Source kernels: each series applied, the fix in it (7.3 has it upstream).
@@ -32,7 +32,6 @@ LAVA_RUNS = (("debian-module", "debian:6.12", True),
              ("source-kselftest", "source:debian-7.3:all", False),
              ("source-kselftest", "source:debian-7.3:nofix", True),
              ("source-kselftest", "source:debian-7.3:wrongfix", True))
-LAVA_SUITE = lava.SUITES
 
 
 def _outdir(what: str) -> Path:
@@ -54,6 +53,16 @@ def host_checks(t) -> None:
         return lava.validate([*lava.JOBS.values()])
     t.guard("lava: job files pass lava-dispatcher's strict schema "
             f"({', '.join(p.name for p in lava.JOBS.values())})", valid)
+
+    def device():
+        why = lava.available()
+        if why:
+            return False, why
+        outs = [lava_device.validate(lava_device.render(job))
+                for job in lava.JOBS.values()]
+        return all(ok for ok, _ in outs), "; ".join(msg for _, msg in outs)
+    t.guard(f"lava: {lava.DEVICE.name} extends lava-server's qemu.jinja2, renders "
+            "for every job and passes lava-dispatcher's device schema", device)
 
 
 def check_paths(t, spec: str, run=None) -> None:
@@ -182,11 +191,19 @@ def check_lava(t, job: str, spec: str, bug: bool) -> None:
     except (RunnerError, OSError) as err:
         t.record(label, False, str(err))
         return
-    cases = r.suite(LAVA_SUITE[job])
-    bad = lava.problems(r, LAVA_SUITE[job], bug, failing)
-    t.record(f"{label} ({len(cases)} cases, lava-run {r.seconds:.0f} s"
+    cases = r.ours()
+    bad = lava.problems(r, bug, failing)
+    lab = ""
+    if job == "source-kselftest":
+        exit_case = [c.result for c in cases if c.case == lava.EXIT_CASE]
+        splat = [c.result for c in r.suite(lava.KERNEL_SUITE)]
+        lab = (f"; exit-status case {'/'.join(exit_case) or 'missing'}, "
+               f"{len(r.skipped_by_skipfile())} skipped by the SKIPFILE, "
+               f"{lava.SPLAT_CASE} {'/'.join(splat) or 'missing'}")
+    t.record(f"{label} ({len(cases)} cases{lab}, lava-run {r.seconds:.0f} s"
              f"{', ' + notes[0] if notes else ''})",
-             not bad, "\n".join(bad + notes + [f"{c.case}: {c.result}" for c in cases]))
+             not bad, "\n".join(bad + notes + [f"{c.definition}/{c.case}: {c.result}"
+                                               for c in r.cases]))
 
 
 def vm_checks(t) -> None:

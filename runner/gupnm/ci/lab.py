@@ -389,14 +389,20 @@ def lava_console(log: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def judge_lava(r: lava.LavaRun, suite: str, booted: str | None,
+def judge_lava(r: lava.LavaRun, booted: str | None,
                splats: list) -> tuple[int, list[str], str]:
-    """judge() of LAVA's cases of @suite, plus what only LAVA tells: its
-    exit status and its own job result."""
-    ours = [(c.case, c.result) for c in r.suite(suite)]
+    """judge() of LAVA's cases of ours (r.ours()), plus what only LAVA
+    tells: its exit status, its own job result, and for the lab job the
+    kernel-splat case (a fail is the kernel complaining: exit 1) and the
+    cases it must give (the exit status, the SKIPFILE's skips)."""
+    ours = [(c.case, c.result) for c in r.ours()]
     code, problems, verdict = judge(ours, runner_exit=0 if r.returncode is not None
                                     else None, splats=splats, booted=booted,
                                     release=r.release, runner="lava-run")
+    splat_case = [c for c in r.suite(lava.KERNEL_SUITE) if c.case == lava.SPLAT_CASE]
+    if any(c.result == "fail" for c in splat_case) and code != results.EXIT_FAIL:
+        code, verdict = results.EXIT_FAIL, (f"FAIL: the kernel complained (LAVA case "
+                                            f"{lava.KERNEL_SUITE}/{lava.SPLAT_CASE})")
     job_problems = []
     if r.returncode is None:
         job_problems.append(f"lava-run timed out after {lava.TIMEOUT:.0f} s")
@@ -405,6 +411,8 @@ def judge_lava(r: lava.LavaRun, suite: str, booted: str | None,
                             f"(see {r.outdir / 'lava-run.log'})")
     if r.job_result() != "pass":
         job_problems.append(f"LAVA's own job result is {r.job_result()}, not pass")
+    if r.job == "source-kselftest":
+        job_problems += lava.lab_problems(r, splat_may_fail=True)
     if job_problems and code in (results.EXIT_PASS, results.EXIT_SKIP):
         return results.EXIT_INFRA, problems + job_problems, \
             "not judged: " + job_problems[0]
@@ -429,28 +437,29 @@ def _lava(args, outdir: Path, started: dict, t0: float) -> int:
     ensure_tools(source_build=args.spec.startswith("source:"),
                  extra={"lava-run": "lava-dispatcher"})
     r, notes = lava.run_again_if_died(args.job, args.spec, outdir, outdir / "boot2")
-    suite = lava.SUITES[args.job]
     log = (r.outdir / "lava-run.log").read_text(errors="replace")
     con = lava_console(log)
     m = re.search(r"Linux version (\S+)", con)
     booted = m.group(1) if m else None
     start = lava.START[args.job]
     splats = _splats_after(con, start)
-    code, problems, verdict = judge_lava(r, suite, booted, splats)
+    code, problems, verdict = judge_lava(r, booted, splats)
     if lava.died_before_user_space(r):
         problems.append("the guest died before /init on both boots")
-    ours = [(c.case, c.result) for c in r.suite(suite)]
+    ours = [(c.case, c.result) for c in r.ours()]
     rel = os.path.relpath(r.outdir, outdir)
     s = summary(spec=args.spec, code=code, verdict=verdict, problems=problems,
                 cases=ours, release=r.release, booted=booted,
                 source={"kind": args.spec.split(":", 1)[0], "lava_job": args.job},
                 memory_mb=2048, cmdline=qemu.BASE_APPEND, exit_status=r.returncode,
-                command=f"lava-run --device {lava.DEVICE.name} {lava.JOBS[args.job].name}",
+                command=f"lava-run --device device.yaml (rendered from "
+                        f"{lava.DEVICE.name}) {lava.JOBS[args.job].name}",
                 splats=splats, durations={"lava_run": r.seconds,
                                           "total": time.monotonic() - t0},
                 notes=notes, meta=started, attempts=1 + len(notes),
                 files={"lava_log": os.path.join(rel, "lava-run.log"),
-                       "job": os.path.join(rel, "job.yaml")})
+                       "job": os.path.join(rel, "job.yaml"),
+                       "device": os.path.join(rel, "device.yaml")})
     lines = [f"{c.definition}/{c.case}: {c.result}" for c in r.cases]
     return _finish(args, outdir, s, lines)
 

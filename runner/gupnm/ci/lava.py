@@ -44,7 +44,13 @@ JOBS = {"debian-module": LAVA_DIR / "jobs" / "debian-module.yaml",
 # a suite of its own.
 SUITES = {"debian-module": "gup_null_mapping", "source-kselftest": "0_kselftest-mm"}
 KERNEL_SUITE = "1_gupnm-kernel"
-START = {"debian-module": "GUPNM-TEST-BEGIN", "source-kselftest": "running ./run_kselftest.sh"}
+START = {"debian-module": "GUPNM-TEST-BEGIN",
+         "source-kselftest": "<LAVA_SIGNAL_STARTRUN 0_kselftest-mm"}
+# The lab job's case for the test's exit status: run_vmtests.sh's line for
+# ./gup_null_mapping (0 ok, 4 skip, else not ok), flattened by Linaro's
+# parse-output.py.
+EXIT_CASE = "mm_ksft_gup_test_sh_gup_null_mapping"
+SPLAT_CASE = "kernel-splats"
 SYSTEM_PYTHON = "/usr/bin/python3"
 LAVA_RUN = "/usr/bin/lava-run"
 TIMEOUT = 900.0
@@ -83,6 +89,21 @@ class LavaRun:
 
     def suite(self, definition: str) -> list[Case]:
         return [c for c in self.cases if c.definition == definition]
+
+    def ours(self) -> list[Case]:
+        """gup_null_mapping's cases: the monitor's all; of kselftest.yaml's
+        suite, the test's own (its category also runs upstream's gup_test
+        and gup_longterm: reported, not judged)."""
+        cases = self.suite(SUITES[self.job])
+        if self.job == "source-kselftest":
+            return [c for c in cases if kselftest_paths.is_ours(c.case)]
+        return cases
+
+    def skipped_by_skipfile(self) -> list[Case]:
+        """The kselftest-list entries kselftest.sh's SKIPFILE skipped
+        (`collection:test skip`)."""
+        return [c for c in self.suite(SUITES[self.job])
+                if ":" in c.case and c.result == "skip"]
 
     def job_result(self) -> str | None:
         for c in self.cases:
@@ -242,15 +263,17 @@ def run(job: str, spec: str, outdir: Path, job_id: int = 1) -> LavaRun:
     return LavaRun(job, spec, release, parse_results(out), rc, seconds, outdir)
 
 
-def problems(r: LavaRun, suite: str, bug: bool,
+def problems(r: LavaRun, bug: bool,
              failing: Callable[[str], bool] | None = None) -> list[str]:
-    """What is wrong with the per-case results LAVA recorded for @suite.
+    """What is wrong with the per-case results LAVA recorded (r.ours()).
 
     @bug: the kernel has the bug: verdict_shadow_* fail, everything else
     passes; otherwise every case passes. @failing, when given, names the
     cases that must fail instead (a wrong fix fails only its long-term
     writable shadow pin). Names come from the test, so the expectation is
-    a pattern on them, not a frozen list.
+    a pattern on them, not a frozen list. The test's own line (its exit
+    status) fails exactly when a verdict must; the lab job must also give
+    that line, the kernel-splat case (passing) and the SKIPFILE's skips.
     """
     if failing is None:
         def failing(name: str) -> bool:
@@ -261,18 +284,38 @@ def problems(r: LavaRun, suite: str, bug: bool,
                    f"{r.outdir / 'lava-run.log'})")
     if r.job_result() != "pass":
         out.append(f"LAVA's own job result is {r.job_result()}, not pass")
-    cases = r.suite(suite)
+    cases = r.ours()
     if not cases:
-        out.append(f"LAVA recorded no result of {suite}")
-    shadow = [c for c in cases if kselftest_paths.is_shadow(c.case)]
-    if not shadow:
+        out.append(f"LAVA recorded no result of {SUITES[r.job]}")
+    if not any(kselftest_paths.is_shadow(c.case) for c in cases):
         out.append("no verdict_shadow_* case recorded")
     names = [c.case for c in cases]
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:
         out.append("case names recorded twice: " + ", ".join(dups))
+    verdicts = [c for c in cases if not c.case.endswith("gup_null_mapping")]
+    some_fail = any(failing(c.case) for c in verdicts)
     for c in cases:
-        want = "fail" if failing(c.case) else "pass"
+        own_line = c.case.endswith("gup_null_mapping")
+        want = "fail" if (some_fail if own_line else failing(c.case)) else "pass"
         if c.result != want and not (c.result == "skip" and "verdict" not in c.case):
             out.append(f"{c.case}: {c.result}, expected {want}")
+    if r.job == "source-kselftest":
+        out += lab_problems(r)
+    return out
+
+
+def lab_problems(r: LavaRun, splat_may_fail: bool = False) -> list[str]:
+    """The lab job's cases beyond the verdicts: the exit status, the
+    kernel-splat case (@splat_may_fail: a failing one is a verdict, not a
+    problem), the skips of the SKIPFILE."""
+    out = []
+    if not any(c.case == EXIT_CASE for c in r.ours()):
+        out.append(f"no {EXIT_CASE} case (the test's exit status)")
+    splat = [c.result for c in r.suite(KERNEL_SUITE) if c.case == SPLAT_CASE]
+    if splat != ["pass"] and not (splat_may_fail and splat == ["fail"]):
+        out.append(f"{KERNEL_SUITE}/{SPLAT_CASE}: {splat or 'not recorded'}, "
+                   "expected one pass")
+    if not r.skipped_by_skipfile():
+        out.append("no `collection:test skip` case: the SKIPFILE skipped nothing")
     return out

@@ -93,3 +93,23 @@ def render(job: Path, device: Path = DEVICE, types: Path | None = None) -> str:
         raise RunnerError(f"rendering {device} over {types} failed: {last} "
                           "(python3-jinja2 is installed with lava-dispatcher)")
     return proc.stdout
+
+
+VALIDATE = """
+import sys, yaml
+from lava_common.schemas import device
+try:
+    device.validate(yaml.safe_load(sys.stdin))
+except Exception as err:
+    print("invalid:", err)
+    sys.exit(1)
+print("valid")
+"""
+
+
+def validate(text: str) -> tuple[bool, str]:
+    """lava-dispatcher's own device schema (lava_common.schemas.device)
+    on a rendered device."""
+    proc = subprocess.run([SYSTEM_PYTHON, "-c", VALIDATE], input=text,
+                          capture_output=True, text=True)
+    return proc.returncode == 0, (proc.stdout + proc.stderr).strip()
