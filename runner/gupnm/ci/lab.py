@@ -77,8 +77,10 @@ def lava_help() -> str:
                      for name, path in lava.JOBS.items())
     return f"""\
 Run one of the repository's LAVA jobs with lava-run (lava-dispatcher, no
-server) against SPEC's kernel, print LAVA's per-case results and exit by
-them. Jobs:
+server) against SPEC's kernel, on the device lava/devices/qemu-tcg.jinja2
+(extends lava-server's qemu.jinja2; rendered as lava-server does, its
+templates taken from lava-server's .deb), print LAVA's per-case results
+and exit by them. Jobs:
 {jobs}
 
 lava-run exits 0 even when cases fail: the exit status here comes from the
@@ -87,9 +89,11 @@ case failed (the bug) or the kernel complained; 2 bad input (an unknown JOB,
 a SPEC the job cannot take); 3 no answer (lava-run's job errored or timed
 out, LAVA's own job result is not pass, no case of ours, no shadow verdict,
 the guest died before /init twice, the wrong kernel booted); 4 every case
-skipped. A guest that died before /init (a multi-vCPU TCG artefact) is run
+skipped. source-kselftest also needs its exit-status case, its
+kernel-splats case (a fail is exit 1) and the SKIPFILE's skips (missing: 3).
+A guest that died before /init (a multi-vCPU TCG artefact) is run
 once more, and said so. Results folder: summary.json, junit.xml, ktap.txt,
-job.yaml, lava-run.log, lava/ (lava-run's output directory).
+job.yaml, device.yaml, lava-run.log, lava/ (lava-run's output directory).
 """
 
 
@@ -97,7 +101,9 @@ def _job_use(name: str) -> str:
     return {"debian-module": "a Debian binary kernel (debian:6.12, debian:7.3; "
                              "any spec `run` takes) with our module, the "
                              "test's TAP read by a monitor",
-            "source-kselftest": "a source kernel with the kselftest tarball "
+            "source-kselftest": "a source kernel as labs run it: rootfs, "
+                                "modules and the kselftest tarball deployed, "
+                                "Linaro's kselftest.yaml in LAVA's test shell "
                                 "(source:debian-7.3[:all|nofix|wrongfix])"
             }.get(name, "")
 
