@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..guest import initramfs
-from ..host import REPO, RunnerError, progress
+from ..host import REPO, RunnerError, UsageError, progress
 from ..prepare import kernels
 from . import kselftest_paths, labroot, lava_device, linaro
 
@@ -144,6 +144,10 @@ def spec_problem(job: str, spec: str) -> str | None:
     if job not in JOBS:
         return f"unknown LAVA job '{job}': use one of {', '.join(JOBS)}"
     if job == "source-kselftest":
+        try:
+            linaro.locate()         # Linaro's test-definitions, for from: git
+        except UsageError as err:
+            return str(err)
         return kselftest_paths.spec_problem(spec)
     kernels.parse_spec(spec)        # UsageError for a bad spec
     return None

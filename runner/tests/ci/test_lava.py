@@ -6,13 +6,14 @@ import subprocess
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 try:
     import yaml
 except ImportError:          # python3-yaml comes with lava-dispatcher
     yaml = None
 
-from gupnm.ci import kselftest_paths, labroot, lava
+from gupnm.ci import kselftest_paths, labroot, lava, linaro
 from gupnm.host import RunnerError
 from gupnm.parse import console
 
@@ -208,6 +209,18 @@ class SplatCase(unittest.TestCase):
             for text in (f"[   12.345678] {line}\n", f"{line}\n"):
                 self.assertTrue(console.find_splats(text), text)
                 self.assertEqual(self.result_of(text), f"{lava.SPLAT_CASE} fail", text)
+
+
+class SpecProblem(unittest.TestCase):
+    def test_the_lab_job_needs_linaros_checkout_before_anything_is_built(self):
+        with mock.patch.dict(os.environ, {"GUPNM_LINARO": "/nonexistent"}):
+            why = lava.spec_problem("source-kselftest", "source:debian-7.3:all")
+        self.assertIn("test-definitions not found at /nonexistent", why)
+
+    def test_debian_kernels_are_not_the_lab_jobs(self):
+        with mock.patch.object(linaro, "locate", return_value=Path("/td")):
+            why = lava.spec_problem("source-kselftest", "debian:7.3")
+        self.assertIn("source kernel's tree", why)
 
 
 class LabProblems(unittest.TestCase):
