@@ -206,6 +206,40 @@ def check_lava(t, job: str, spec: str, bug: bool) -> None:
                                                for c in r.cases]))
 
 
+# The negative control of the lab job's splat case: a WARNING header
+# written to the kernel log (/dev/kmsg) by a step before the check.
+SPLAT_INJECT = ("          - 'echo \"<4>WARNING: CPU: 0 PID: 1 at gupnm/negative-control\""
+                " >/dev/kmsg'\n")
+
+
+def check_lava_splat(t, spec: str = "source:debian-7.3:all") -> None:
+    """The lab job on the fix with a WARNING line in the kernel log: LAVA's
+    kernel-splats case must fail and `gupnm-run lava`'s judgement be exit 1."""
+    label = (f"lava source-kselftest on {spec} with a WARNING written to /dev/kmsg: "
+             f"{lava.KERNEL_SUITE}/{lava.SPLAT_CASE} fails, exit 1 (negative control)")
+
+    def edit(text: str) -> str:
+        if lava.SPLAT_STEP not in text:
+            raise RunnerError(f"no step {lava.SPLAT_STEP.strip()!r} in the job")
+        return text.replace(lava.SPLAT_STEP, SPLAT_INJECT + lava.SPLAT_STEP)
+    try:
+        r, notes = lava.run_again_if_died("source-kselftest", spec,
+                                          _outdir(f"lava-splat-{spec}"),
+                                          _outdir(f"lava-splat-{spec}-again"), edit)
+    except (RunnerError, OSError) as err:
+        t.record(label, False, str(err))
+        return
+    splat = [c.result for c in r.suite(lava.KERNEL_SUITE) if c.case == lava.SPLAT_CASE]
+    code, problems, verdict = lab.judge_lava(r, r.release, [])
+    bad = [] if splat == ["fail"] else [f"{lava.SPLAT_CASE}: {splat or 'missing'}"]
+    if code != 1:
+        bad.append(f"exit {code}, expected 1: {verdict}; " + "; ".join(problems))
+    t.record(f"{label} (lava-run {r.seconds:.0f} s{', ' + notes[0] if notes else ''})",
+             not bad, "\n".join(bad + [f"{c.definition}/{c.case}: {c.result}"
+                                       for c in r.cases if "gup_null" in c.case
+                                       or c.definition != "0_kselftest-mm"]))
+
+
 def vm_checks(t) -> None:
     for spec in SOURCE_KERNELS:
         check_paths(t, spec)
@@ -217,6 +251,7 @@ def vm_checks(t) -> None:
         return
     for job, spec, bug in LAVA_RUNS:
         check_lava(t, job, spec, bug)
+    check_lava_splat(t)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -237,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         host_checks(t)
         for job, spec, bug in LAVA_RUNS:
             check_lava(t, job, spec, bug)
+        check_lava_splat(t)
     print(f"{t.passed} passed, {t.failed} failed")
     return 1 if t.failed else 0
 

@@ -51,6 +51,9 @@ START = {"debian-module": "GUPNM-TEST-BEGIN",
 # parse-output.py.
 EXIT_CASE = "mm_ksft_gup_test_sh_gup_null_mapping"
 SPLAT_CASE = "kernel-splats"
+# The first step of the splat definition (a negative control puts a step
+# before it).
+SPLAT_STEP = "          - dmesg > /tmp/gupnm-dmesg.txt\n"
 SYSTEM_PYTHON = "/usr/bin/python3"
 LAVA_RUN = "/usr/bin/lava-run"
 TIMEOUT = 900.0
@@ -124,18 +127,19 @@ def died_before_user_space(r: LavaRun) -> str | None:
     return m.group(1) if m else None
 
 
-def run_again_if_died(job: str, spec: str, outdir: Path,
-                      again: Path) -> tuple["LavaRun", list[str]]:
+def run_again_if_died(job: str, spec: str, outdir: Path, again: Path,
+                      edit: Callable[[str], str] | None = None
+                      ) -> tuple["LavaRun", list[str]]:
     """run(); when the guest died before /init (died_before_user_space),
     once more in @again, and a note that says so. The device has one boot
     try, as labs' do; a guest that never reached /init proves nothing."""
-    r = run(job, spec, outdir)
+    r = run(job, spec, outdir, edit=edit)
     died = died_before_user_space(r)
     if not died:
         return r, []
     note = f"boot 1 died before /init ({died}): booted again"
     progress(note)
-    return run(job, spec, again), [note]
+    return run(job, spec, again, edit=edit), [note]
 
 
 def spec_problem(job: str, spec: str) -> str | None:
@@ -233,16 +237,24 @@ def _artifacts(job: str, spec: str, work: Path) -> tuple[Path, str, dict]:
     return art, release, values
 
 
-def run(job: str, spec: str, outdir: Path, job_id: int = 1) -> LavaRun:
-    """Prepare @spec for @job, run it with lava-run, parse LAVA's results."""
+def run(job: str, spec: str, outdir: Path, job_id: int = 1,
+        edit: Callable[[str], str] | None = None) -> LavaRun:
+    """Prepare @spec for @job, run it with lava-run, parse LAVA's results.
+    @edit: applied to the filled job's text (make check's negative
+    control), which must still pass the strict schema."""
     why = available()
     if why:
         raise RunnerError(why)
     outdir.mkdir(parents=True, exist_ok=True)
     art, release, values = _artifacts(job, spec, outdir)
     job_file = outdir / "job.yaml"
-    job_file.write_text(render(JOBS[job], {
-        **values, "ARTIFACTS": str(art), "JOB_NAME": f"gup_null_mapping {job} {spec}"}))
+    text = render(JOBS[job], {**values, "ARTIFACTS": str(art),
+                              "JOB_NAME": f"gup_null_mapping {job} {spec}"})
+    job_file.write_text(edit(text) if edit else text)
+    if edit:
+        ok, why = validate([job_file])
+        if not ok:
+            raise RunnerError(f"the edited job fails the schema: {why}")
     device = outdir / "device.yaml"
     device.write_text(lava_device.render(job_file))
     lava_out = outdir / "lava"

@@ -211,6 +211,42 @@ class SplatCase(unittest.TestCase):
                 self.assertEqual(self.result_of(text), f"{lava.SPLAT_CASE} fail", text)
 
 
+@unittest.skipIf(yaml is None, "python3-yaml not installed (lava-dispatcher brings it)")
+class NegativeControl(unittest.TestCase):
+    """make check's splat negative control: its step goes before the
+    check, the job stays valid, and the check then fails."""
+
+    def edited(self):
+        from gupnm.check import kselftest_checks
+        text = lava.render(lava.JOBS["source-kselftest"], Jobs.VALUES)
+        self.assertIn(lava.SPLAT_STEP, text)
+        return text.replace(lava.SPLAT_STEP, kselftest_checks.SPLAT_INJECT + lava.SPLAT_STEP)
+
+    def test_the_injected_warning_fails_the_case(self):
+        job = yaml.safe_load(self.edited())
+        test = next(a["test"] for a in job["actions"] if "test" in a)
+        steps = test["definitions"][1]["repository"]["run"]["steps"]
+        d = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, d)
+        # The kernel takes the <level> prefix off what /dev/kmsg is given.
+        for name, body in (("dmesg", f"sed 's/^<[0-9]>/[    9.000000] /' \"{d}/kmsg\""),
+                           ("lava-test-case", f'echo "$1 $3" >"{d}/result"')):
+            (d / name).write_text(f"#!/bin/sh\n{body}\n")
+            (d / name).chmod(0o755)
+        script = "\n".join(steps).replace("/dev/kmsg", str(d / "kmsg")).replace(
+            "/tmp/gupnm-dmesg.txt", str(d / "dmesg.txt"))
+        subprocess.run(["sh", "-e", "-c", script], check=True, capture_output=True,
+                       env=dict(os.environ, PATH=f"{d}:/usr/bin:/bin"))
+        self.assertEqual((d / "result").read_text().strip(), f"{lava.SPLAT_CASE} fail")
+
+    @unittest.skipUnless(lava.available() is None, "lava-dispatcher not installed")
+    def test_the_edited_job_passes_the_schema(self):
+        with tempfile.TemporaryDirectory() as d:
+            (Path(d) / "job.yaml").write_text(self.edited())
+            ok, out = lava.validate([Path(d) / "job.yaml"])
+        self.assertTrue(ok, out)
+
+
 class SpecProblem(unittest.TestCase):
     def test_the_lab_job_needs_linaros_checkout_before_anything_is_built(self):
         with mock.patch.dict(os.environ, {"GUPNM_LINARO": "/nonexistent"}):
