@@ -35,6 +35,8 @@
 #   make check-lava  the LAVA jobs with lava-run (Debian 6.12/7.3, source kernels)
 #   make check-arm64  arm64 kernels in qemu-system-aarch64: Debian's (4K, 16K
 #                   pages) and 64K-page 6.12 source kernels without/with the fix
+#   make check-docs every command of README.md and docs/ run as written from a
+#                   fresh clone (DOCS=all: the long targets too)
 
 PYTHON ?= python3
 GUPNM := $(PYTHON) runner/gupnm-run
@@ -43,10 +45,10 @@ RUN_ARGS ?=
 A ?= source:debian-6.12:nofix
 B ?= source:debian-6.12:all
 
-.PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64
+.PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64 check-docs
 
 help:
-	@sed -n '2,36p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,39p' Makefile | sed 's/^# \{0,1\}//'
 
 # make itself exits 2 whenever a recipe fails: the runner's own exit code
 # (README: Exit status) is printed, and pipelines call runner/gupnm-run.
@@ -163,3 +165,9 @@ check-kselftest:
 
 check-lava:
 	cd runner && $(PYTHON) -m gupnm.check.kselftest_checks --lava
+
+# Not in make check: it runs make run, make compare, the arm64 runs ...
+# (docs/checks.md: times).
+DOCS ?= quick
+check-docs:
+	cd runner && $(PYTHON) -m gupnm.check.docs_commands $(if $(filter all,$(DOCS)),--all)

@@ -31,8 +31,8 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import command, probe, survey, testargs
-from .ci import lab  # issue 20: gupnm-run kselftest, gupnm-run lava
+from . import command, hostmode, probe, survey, testargs
+from .ci import lab  # gupnm-run kselftest, gupnm-run lava
 from .guest import qemu, vmrun
 from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
 from .parse import console, modload, tap
@@ -373,6 +373,28 @@ def _prefetch_kselftest() -> None:
     threading.Thread(target=fetch, daemon=True, name="kselftest-prefetch").start()
 
 
+def _crosscheck_lines(s: dict) -> str:
+    """The xcheck lines of report(): gup_test's timer beside the test's."""
+    xc = s["crosscheck"]
+    lines = [f"xcheck:  {xc['command']} (anonymous memory, {xc['pages']} pages)"
+             + (f",\n         in turn with {xc['test_command']}"
+                if xc.get("test_command") else "")]
+    if xc.get("ratio") is None:
+        lines.append(f"         no comparison (gup_test exit {xc.get('exit')}); "
+                     "see crosscheck.txt")
+        return "\n".join(lines)
+    rounds = xc.get("round_ratios") or []
+    lines.append(f"         gup_test {xc['gup_test_ns_per_page']:.1f} ns/page "
+                 + ("emulated (TCG) " if results.emulated(s) else "")
+                 + f"({xc.get('gup_test_samples')} calls), the test's anon control "
+                 f"{xc['anon_ns_per_page']:.1f} (1 thread)"
+                 + (f"; ratio per round {' '.join(f'{r:.2f}' for r in rounds)}, median"
+                    if len(rounds) > 1 else "; ratio")
+                 + f" {xc['ratio']:.2f}, " + ("agree" if xc["agree"] else "DISAGREE")
+                 + f" (bound +-{xc['tolerance'] * 100:.0f} %)")
+    return "\n".join(lines)
+
+
 def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None,
            show_problems: bool = True) -> None:
     file = file or sys.stdout
@@ -400,22 +422,8 @@ def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None,
     say(f"verdict: {s['verdict']}")
     if s.get("bench"):
         say(bench_report(s))
-    xc = s.get("crosscheck")
-    if xc:
-        say(f"xcheck:  {xc['command']} (anonymous memory, {xc['pages']} pages)"
-            + (f",\n         in turn with {xc['test_command']}" if xc.get("test_command") else ""))
-        if xc.get("ratio") is not None:
-            rounds = xc.get("round_ratios") or []
-            say(f"         gup_test {xc['gup_test_ns_per_page']:.1f} ns/page "
-                + ("emulated (TCG) " if results.emulated(s) else "")
-                + f"({xc.get('gup_test_samples')} calls), the test's anon control "
-                f"{xc['anon_ns_per_page']:.1f} (1 thread)"
-                + (f"; ratio per round {' '.join(f'{r:.2f}' for r in rounds)}, median"
-                   if len(rounds) > 1 else "; ratio")
-                + f" {xc['ratio']:.2f}, " + ("agree" if xc["agree"] else "DISAGREE")
-                + f" (bound +-{xc['tolerance'] * 100:.0f} %)")
-        else:
-            say(f"         no comparison (gup_test exit {xc.get('exit')}); see crosscheck.txt")
+    if s.get("crosscheck"):
+        say(_crosscheck_lines(s))
     if s.get("figures"):
         for st in figures.summarise([[figures.Figure(**f) for f in s["figures"]]]).values():
             say(f"figure:  {st.name} = {st.mean:g} +- {st.stddev:.3g} {st.unit} "
@@ -485,8 +493,23 @@ def bench_report(s: dict) -> str:
     return "\n".join(lines)
 
 
+def _run_host(args) -> int:
+    """--kernel host: the module on this machine (hostmode), else the probe."""
+    outdir = _results_dir(args, "host")
+    out = hostmode.run(args, outdir, run_meta(datetime.now(timezone.utc)))
+    if out is None:
+        return probe.cmd_run(args, outdir)
+    report(out, file=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        print(json.dumps(out.summary, indent=2, sort_keys=True))
+        args.printed_json = True
+    return out.exit_code
+
+
 def cmd_run(args) -> int:
     spec = args.kernel
+    if spec == "host" and getattr(args, "method", "module") == "module":
+        return _run_host(args)
     if spec == "host" or getattr(args, "method", "module") == "probe":
         return probe.cmd_run(args, _results_dir(args, spec))
     check_input(spec, args)                  # bad input: exit 2, nothing made
@@ -930,7 +953,8 @@ def _add_cache_parser(sub) -> None:
     p.set_defaults(func=cmd_cache)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _build_parser() -> _Parser:
+    """gupnm-run's parser: run, compare, parse, cache and the others' subcommands."""
     parser = _Parser(prog="gupnm", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -963,6 +987,11 @@ def main(argv: list[str] | None = None) -> int:
     survey.add_parsers(sub, _vm_args, run_one)
     probe.add_parsers(sub)
     lab.add_parsers(sub, _results_arg, _results_dir, run_meta)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _build_parser()
     argv = _join_test_args(list(sys.argv[1:] if argv is None else argv))
     try:
         args = parser.parse_args(argv)
@@ -970,6 +999,11 @@ def main(argv: list[str] | None = None) -> int:
         if exit_.code not in (0, None) and _wants_json(argv):
             print(_error_object(results.EXIT_USAGE, _Parser.last_error or "bad usage"))
         raise
+    return _dispatch(args)
+
+
+def _dispatch(args) -> int:
+    """Run the subcommand; every error becomes its exit code and one message."""
     wants_json = getattr(args, "json", False)
 
     def fail(code: int, message: str) -> int:

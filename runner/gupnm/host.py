@@ -212,6 +212,17 @@ def _communicate(proc: subprocess.Popen) -> tuple[str, str]:
     return out or "", err or ""
 
 
+# What a make that called the runner exports: a sub-make sees it and prints
+# "make[2]: Entering directory" even with -s (a "make -s kernelrelease" then
+# ends in that line), and joins the caller's jobserver instead of our -j.
+MAKE_INHERITED = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
+
+
+def child_env() -> dict:
+    """The runner's environment without what a calling make exported."""
+    return {k: v for k, v in os.environ.items() if k not in MAKE_INHERITED}
+
+
 def run(cmd: Sequence[str], *, log: Path | None = None, cwd: Path | None = None,
         env: dict | None = None, what: str | None = None, tail: int = 30) -> str:
     """Run a command; on failure raise RunnerError with the log's tail.
@@ -220,7 +231,7 @@ def run(cmd: Sequence[str], *, log: Path | None = None, cwd: Path | None = None,
     captured stdout (empty when logging to a file). The command and its
     children die with the runner (spawn).
     """
-    full_env = dict(os.environ, **(env or {}))
+    full_env = dict(child_env(), **(env or {}))
     if log:
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "a") as fh:

@@ -190,12 +190,11 @@ def build(cc: str = "gcc") -> Path:
 # --- the running kernel ---------------------------------------------------
 
 def host_method(root: Path = Path("/"), release: str | None = None) -> tuple[str, str]:
-    """Which method host mode uses on the running kernel, and why.
-
-    The module needs the running kernel's build directory, module support
-    and a kernel that loads unsigned modules; host mode in this runner
-    loads no module at all, so it is always the probe, and the reason says
-    what would stand in the module's way besides."""
+    """Which method host mode uses on the running kernel, and why: the
+    module when its headers are there, the kernel has module support, loads
+    unsigned modules, and gup_test is neither loaded nor built in; the probe
+    otherwise, the reason naming every blocker (hostmode.py runs the module,
+    and falls back to the probe when it does not build or load)."""
     release = release or os.uname().release
     blockers = []
     if not (root / "proc/modules").exists():
@@ -215,11 +214,31 @@ def host_method(root: Path = Path("/"), release: str | None = None) -> tuple[str
             blockers.append("module.sig_enforce=1: only signed modules load")
     except OSError:
         pass
+    blockers += _gup_test_taken(root, release)
     if blockers:
         return METHOD, "probe: the module cannot be used here: " + "; ".join(blockers)
-    return METHOD, ("probe: the module could be built for this kernel, but "
-                    "host mode never loads a module on the machine (issue 19 "
-                    "part 3 not done): the probe instead")
+    return "module", (f"module: {release}'s headers are in {build_dir} and it "
+                      "loads unsigned modules")
+
+
+def _gup_test_taken(root: Path, release: str) -> list[str]:
+    """gup_test already there: loaded by someone (host mode leaves it
+    alone) or built in (CONFIG_GUP_TEST=y: the kernel's own, not ours)."""
+    out = []
+    try:
+        if any(line.split()[0] == "gup_test"
+               for line in (root / "proc/modules").read_text().splitlines() if line):
+            out.append("gup_test is loaded already (not by this run: host mode "
+                       "leaves it alone)")
+    except OSError:
+        pass
+    try:
+        if re.search(r"(^|/)gup_test\.ko$", (root / "lib/modules" / release /
+                                               "modules.builtin").read_text(), re.M):
+            out.append("gup_test is built into this kernel (CONFIG_GUP_TEST=y)")
+    except OSError:
+        pass
+    return out
 
 
 def run_host(outdir: Path, probe_args: list[str], *, binary: Path | None = None,
@@ -485,6 +504,8 @@ def cmd_run(args, outdir: Path) -> int:
         if getattr(args, "arch", "amd64") != "amd64" and os.uname().machine == "x86_64":
             raise UsageError("--kernel host tests this machine's kernel: drop --arch")
         method, why = host_method()
+        if method == "module":          # hostmode.run() did not use it
+            why = "probe: " + (getattr(args, "host_fallback", None) or "--method probe")
         if os.geteuid():
             progress("not root: the probe will skip (it needs /proc/kpageflags "
                      "and PFNs); run as root")

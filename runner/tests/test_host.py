@@ -1,6 +1,8 @@
 """Unit tests for gupnm.host.ensure_tools: what a fresh machine gets installed."""
 
+import os
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -67,6 +69,20 @@ class EnsureToolsTest(unittest.TestCase):
         with which, query, mock.patch.object(host.os, 'geteuid', return_value=1000):
             with self.assertRaisesRegex(RunnerError, '(?s)as root run:.*apt-get install .*dwarves'):
                 host.ensure_tools()
+
+
+class CalledFromMakeTest(unittest.TestCase):
+    """The runner under a make (make run, make check-docs, a CI's make): a
+    sub-make's output must be what it prints, not make's directory lines."""
+
+    def test_a_calling_makes_flags_do_not_reach_commands(self):
+        with tempfile.TemporaryDirectory() as d, mock.patch.dict(
+                os.environ, {"MAKEFLAGS": "w -- KERNEL=x", "MAKELEVEL": "2", "MFLAGS": "-w"}):
+            Path(d, "Makefile").write_text("kernelrelease:\n\t@echo 6.12.118\n")
+            out = host.run(["make", "-s", "-C", d, "kernelrelease"])
+            env = host.run(["sh", "-c", "echo ${MAKEFLAGS-none}/${MAKELEVEL-none}"])
+        self.assertEqual(out.strip().splitlines(), ["6.12.118"])
+        self.assertEqual(env.strip(), "none/none")
 
 
 if __name__ == '__main__':

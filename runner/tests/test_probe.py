@@ -174,9 +174,22 @@ class HostMethod(unittest.TestCase):
             (d / "sig_enforce").write_text(sig)
         return root
 
-    def test_always_the_probe_and_says_why(self):
+    def test_the_module_when_nothing_stands_in_its_way(self):
+        method, why = probe.host_method(self.tree(), "9.9.9")
+        self.assertEqual(method, "module")
+        self.assertIn("loads unsigned modules", why)
+
+    def test_gup_test_loaded_or_built_in_is_left_alone(self):
+        root = self.tree()
+        (root / "proc/modules").write_text("gup_test 16384 0 - Live 0x0\n")
+        self.assertIn("loaded already", probe.host_method(root, "9.9.9")[1])
+        root = self.tree()
+        (root / "lib/modules/9.9.9/modules.builtin").write_text("kernel/mm/gup_test.ko\n")
+        method, why = probe.host_method(root, "9.9.9")
+        self.assertEqual((method, "built into" in why), ("probe", True))
+
+    def test_the_probe_when_something_blocks_and_says_why(self):
         cases = (
-            ({}, "host mode never loads a module"),
             ({"modules": False}, "no module support"),
             ({"headers": False}, "no headers for 9.9.9"),
             ({"lockdown": "none [integrity] confidentiality\n"}, "lockdown=integrity"),

@@ -354,7 +354,7 @@ def _release_of(kdir: Path) -> str:
     rel = kdir / "include" / "config" / "kernel.release"
     if rel.exists():
         return rel.read_text().strip()
-    out = run(["make", "-s", "-C", kdir, "kernelrelease"], what="make kernelrelease")
+    out = run(["make", "-s", "--no-print-directory", "-C", kdir, "kernelrelease"], what="make kernelrelease")
     return out.strip().splitlines()[-1]
 
 

@@ -286,7 +286,7 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
     make = _make_command(tree, build, arch)
     _configure(make, frags, kroot, build, tree, log, env)
     _build(make, build, variant, arch, log, env)
-    release = run([*make, "-s", "kernelrelease"], env=env).strip().splitlines()[-1]
+    release = run([*make, "-s", "--no-print-directory", "kernelrelease"], env=env).strip().splitlines()[-1]
     module = build / "mm" / "gup_test.ko" if with_module else None
     if module and not module.exists():
         raise RunnerError(f"{module} was not built: is CONFIG_GUP_TEST=m "

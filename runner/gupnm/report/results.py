@@ -29,7 +29,7 @@ from . import stats
 SCHEMA = 2
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), 'summary.schema.json')     # runner/
-ACCELS = ('kvm', 'tcg')
+ACCELS = ('kvm', 'tcg', None)   # None: no VM (--kernel host)
 OUTCOMES = ('pass', 'fail', 'skip', 'error', 'interrupted')
 KSFT_SKIP = 4
 
