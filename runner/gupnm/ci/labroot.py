@@ -7,7 +7,9 @@ console. For lava/jobs/source-kselftest.yaml this module makes:
   rootfs.cpio      one newc archive (LAVA's `overlays` unpack and repack
                    it, so not a concatenation): static busybox,
                    runner/guest/lab-init as /init (mounts, then a root
-                   shell on the console), bash, coreutils' timeout, and
+                   shell on the console), bash, the kselftest guest's
+                   programs (coreutils' timeout, which runner.sh needs;
+                   make), and
                    what Linaro's kselftest.sh and parse-output.py run with
                    (python3 with the modules parse-output.py imports, GNU
                    split, perl with perl-base's library, /usr/bin/env), and
