@@ -313,7 +313,7 @@ def initramfs(workdir: Path, binary: Path, probe_args: list[str], *,
     (root / "init").write_text(INIT.format(
         status=status, args=" ".join(_quote(a) for a in probe_args)))
     (root / "init").chmod(0o755)
-    return ifs._pack(root, workdir / "probe-initramfs.cpio")
+    return ifs.pack_tree(root, workdir / "probe-initramfs.cpio")
 
 
 def select_any(spec: str, offers: list, arch: str = "amd64"):

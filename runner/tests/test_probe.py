@@ -320,7 +320,7 @@ class Guest(unittest.TestCase):
         exe = d / "gupnm_probe"
         exe.write_text("")
         packed = []
-        with mock.patch("gupnm.guest.initramfs._pack",
+        with mock.patch("gupnm.guest.initramfs.pack_tree",
                         side_effect=lambda root, cpio: packed.append(root) or cpio):
             probe.initramfs(d, exe, ["-n", "8", "it's"])
         init = (packed[0] / "init").read_text()

@@ -133,13 +133,14 @@ def check_cross_builds(t: Tally, base: Path) -> None:
 
 def shell_scripts() -> list[Path]:
     files = sorted(REPO.glob("**/*.sh")) + [REPO / ".ci/run",
-                                             REPO / "runner/guest/init"]
+                                             REPO / "runner/guest/init",
+                                             REPO / "runner/guest/lab-init"]
     return [f for f in files if f.exists() and "/results/" not in str(f)]
 
 
 def check_shellcheck(t: Tally) -> None:
     for f in shell_scripts():
-        shell = "sh" if f.name == "init" else "bash"
+        shell = "sh" if f.name in ("init", "lab-init") else "bash"
         rc, out = _sh(["shellcheck", "-s", shell, f])
         t.record(f"host: shellcheck {f.relative_to(REPO)}", rc == 0, out)
 

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..ci import kselftest_paths, lab, lava, linaro
+from ..ci import kselftest_paths, lab, lava, lava_device, linaro
 from ..host import REPO, RunnerError, progress
 
 # Source kernels: each series applied, the fix in it (7.3 has it upstream).
@@ -32,7 +32,6 @@ LAVA_RUNS = (("debian-module", "debian:6.12", True),
              ("source-kselftest", "source:debian-7.3:all", False),
              ("source-kselftest", "source:debian-7.3:nofix", True),
              ("source-kselftest", "source:debian-7.3:wrongfix", True))
-LAVA_SUITE = lava.SUITES
 
 
 def _outdir(what: str) -> Path:
@@ -54,6 +53,16 @@ def host_checks(t) -> None:
         return lava.validate([*lava.JOBS.values()])
     t.guard("lava: job files pass lava-dispatcher's strict schema "
             f"({', '.join(p.name for p in lava.JOBS.values())})", valid)
+
+    def device():
+        why = lava.available()
+        if why:
+            return False, why
+        outs = [lava_device.validate(lava_device.render(job))
+                for job in lava.JOBS.values()]
+        return all(ok for ok, _ in outs), "; ".join(msg for _, msg in outs)
+    t.guard(f"lava: {lava.DEVICE.name} extends lava-server's qemu.jinja2, renders "
+            "for every job and passes lava-dispatcher's device schema", device)
 
 
 def check_paths(t, spec: str, run=None) -> None:
@@ -182,11 +191,53 @@ def check_lava(t, job: str, spec: str, bug: bool) -> None:
     except (RunnerError, OSError) as err:
         t.record(label, False, str(err))
         return
-    cases = r.suite(LAVA_SUITE[job])
-    bad = lava.problems(r, LAVA_SUITE[job], bug, failing)
-    t.record(f"{label} ({len(cases)} cases, lava-run {r.seconds:.0f} s"
+    cases = r.ours()
+    bad = lava.problems(r, bug, failing)
+    lab = ""
+    if job == "source-kselftest":
+        exit_case = [c.result for c in cases if c.case == lava.EXIT_CASE]
+        splat = [c.result for c in r.suite(lava.KERNEL_SUITE)]
+        lab = (f"; exit-status case {'/'.join(exit_case) or 'missing'}, "
+               f"{len(r.skipped_by_skipfile())} skipped by the SKIPFILE, "
+               f"{lava.SPLAT_CASE} {'/'.join(splat) or 'missing'}")
+    t.record(f"{label} ({len(cases)} cases{lab}, lava-run {r.seconds:.0f} s"
              f"{', ' + notes[0] if notes else ''})",
-             not bad, "\n".join(bad + notes + [f"{c.case}: {c.result}" for c in cases]))
+             not bad, "\n".join(bad + notes + [f"{c.definition}/{c.case}: {c.result}"
+                                               for c in r.cases]))
+
+
+# The negative control of the lab job's splat case: a WARNING header
+# written to the kernel log (/dev/kmsg) by a step before the check.
+SPLAT_INJECT = ("          - 'echo \"<4>WARNING: CPU: 0 PID: 1 at gupnm/negative-control\""
+                " >/dev/kmsg'\n")
+
+
+def check_lava_splat(t, spec: str = "source:debian-7.3:all") -> None:
+    """The lab job on the fix with a WARNING line in the kernel log: LAVA's
+    kernel-splats case must fail and `gupnm-run lava`'s judgement be exit 1."""
+    label = (f"lava source-kselftest on {spec} with a WARNING written to /dev/kmsg: "
+             f"{lava.KERNEL_SUITE}/{lava.SPLAT_CASE} fails, exit 1 (negative control)")
+
+    def edit(text: str) -> str:
+        if lava.SPLAT_STEP not in text:
+            raise RunnerError(f"no step {lava.SPLAT_STEP.strip()!r} in the job")
+        return text.replace(lava.SPLAT_STEP, SPLAT_INJECT + lava.SPLAT_STEP)
+    try:
+        r, notes = lava.run_again_if_died("source-kselftest", spec,
+                                          _outdir(f"lava-splat-{spec}"),
+                                          _outdir(f"lava-splat-{spec}-again"), edit)
+    except (RunnerError, OSError) as err:
+        t.record(label, False, str(err))
+        return
+    splat = [c.result for c in r.suite(lava.KERNEL_SUITE) if c.case == lava.SPLAT_CASE]
+    code, problems, verdict = lab.judge_lava(r, r.release, [])
+    bad = [] if splat == ["fail"] else [f"{lava.SPLAT_CASE}: {splat or 'missing'}"]
+    if code != 1:
+        bad.append(f"exit {code}, expected 1: {verdict}; " + "; ".join(problems))
+    t.record(f"{label} (lava-run {r.seconds:.0f} s{', ' + notes[0] if notes else ''})",
+             not bad, "\n".join(bad + [f"{c.definition}/{c.case}: {c.result}"
+                                       for c in r.cases if "gup_null" in c.case
+                                       or c.definition != "0_kselftest-mm"]))
 
 
 def vm_checks(t) -> None:
@@ -200,6 +251,7 @@ def vm_checks(t) -> None:
         return
     for job, spec, bug in LAVA_RUNS:
         check_lava(t, job, spec, bug)
+    check_lava_splat(t)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -220,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         host_checks(t)
         for job, spec, bug in LAVA_RUNS:
             check_lava(t, job, spec, bug)
+        check_lava_splat(t)
     print(f"{t.passed} passed, {t.failed} failed")
     return 1 if t.failed else 0
 

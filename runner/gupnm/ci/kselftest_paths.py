@@ -138,15 +138,8 @@ def _extra_root(extra: Path, built: kselftest_build.Built, paths: tuple[str, ...
         shutil.rmtree(extra)
     for prog in GUEST_PROGRAMS:
         initramfs.copy_with_libs(prog, extra)
-    # The selftests are built on the host: their libraries (libc, libm,
-    # libcap, libnuma, liburing, ...) come with them.
-    for top in (built.install, built.tree / kselftest_build.SELFTESTS / "mm"):
-        for f in sorted(top.rglob("*")):
-            if f.is_file() and not f.is_symlink() and _is_elf(f):
-                initramfs.copy_libs(str(f), extra)
-    for link, target in GUEST_LINKS.items():
-        (extra / link).parent.mkdir(parents=True, exist_ok=True)
-        (extra / link).symlink_to(target)
+    copy_selftest_libs(built, extra)
+    link_guest_programs(extra)
     gdir = extra / GUEST_DIR
     gdir.mkdir(parents=True)
     shutil.copy2(GUEST_SCRIPT, gdir / "paths.sh")
@@ -159,11 +152,28 @@ def _extra_root(extra: Path, built: kselftest_build.Built, paths: tuple[str, ...
     if lin is not None:
         lines += [f"KST_LINARO_DIR='{lin.td}'", *lin.params.env_lines()]
         # The checkout and python's modules at their own absolute paths.
-        tops = [lin.td, *map(Path, _linaro_root(extra, lin))]
+        tops = [lin.td, *map(Path, linaro_root(extra, lin.td))]
         if lin.skipfile is not None:
             (extra / linaro.GUEST_SKIPFILE.lstrip("/")).write_text(lin.skipfile)
     (gdir / "env").write_text("".join(line + "\n" for line in lines))
     return tops
+
+
+def copy_selftest_libs(built: kselftest_build.Built, root: Path) -> None:
+    """The selftests are built on the host: the libraries of their
+    programs (libc, libm, libcap, libnuma, liburing, ...) into @root."""
+    for top in (built.install, built.tree / kselftest_build.SELFTESTS / "mm"):
+        for f in sorted(top.rglob("*")):
+            if f.is_file() and not f.is_symlink() and _is_elf(f):
+                initramfs.copy_libs(str(f), root)
+
+
+def link_guest_programs(root: Path) -> None:
+    """GUEST_LINKS in @root (#!/bin/bash in a root that is not usr-merged)."""
+    for link, target in GUEST_LINKS.items():
+        (root / link).parent.mkdir(parents=True, exist_ok=True)
+        if not (root / link).is_symlink():
+            (root / link).symlink_to(target)
 
 
 def _host_names(built: kselftest_build.Built, paths: tuple[str, ...],
@@ -188,7 +198,7 @@ def _host_names(built: kselftest_build.Built, paths: tuple[str, ...],
     return names
 
 
-def _linaro_root(extra: Path, lin: linaro.Guest) -> list[str]:
+def linaro_root(extra: Path, td: Path) -> list[str]:
     """Into @extra: what kselftest.sh and parse-output.py run with beyond
     busybox (python3, GNU split, perl, /usr/bin/env); returned: the python
     module files and perl-base's directory to take from the host root."""
@@ -203,7 +213,7 @@ def _linaro_root(extra: Path, lin: linaro.Guest) -> list[str]:
     env = extra / "usr/bin/env"
     if not env.exists():
         env.symlink_to("/bin/busybox")
-    files = linaro.python_files(lin.td)
+    files = linaro.python_files(td)
     for f in files:
         if ".so" in os.path.basename(f):
             initramfs.copy_libs(f, extra)

@@ -77,8 +77,10 @@ def lava_help() -> str:
                      for name, path in lava.JOBS.items())
     return f"""\
 Run one of the repository's LAVA jobs with lava-run (lava-dispatcher, no
-server) against SPEC's kernel, print LAVA's per-case results and exit by
-them. Jobs:
+server) against SPEC's kernel, on the device lava/devices/qemu-tcg.jinja2
+(extends lava-server's qemu.jinja2; rendered as lava-server does, its
+templates taken from lava-server's .deb), print LAVA's per-case results
+and exit by them. Jobs:
 {jobs}
 
 lava-run exits 0 even when cases fail: the exit status here comes from the
@@ -87,9 +89,11 @@ case failed (the bug) or the kernel complained; 2 bad input (an unknown JOB,
 a SPEC the job cannot take); 3 no answer (lava-run's job errored or timed
 out, LAVA's own job result is not pass, no case of ours, no shadow verdict,
 the guest died before /init twice, the wrong kernel booted); 4 every case
-skipped. A guest that died before /init (a multi-vCPU TCG artefact) is run
+skipped. source-kselftest also needs its exit-status case, its
+kernel-splats case (a fail is exit 1) and the SKIPFILE's skips (missing: 3).
+A guest that died before /init (a multi-vCPU TCG artefact) is run
 once more, and said so. Results folder: summary.json, junit.xml, ktap.txt,
-job.yaml, lava-run.log, lava/ (lava-run's output directory).
+job.yaml, device.yaml, lava-run.log, lava/ (lava-run's output directory).
 """
 
 
@@ -97,7 +101,9 @@ def _job_use(name: str) -> str:
     return {"debian-module": "a Debian binary kernel (debian:6.12, debian:7.3; "
                              "any spec `run` takes) with our module, the "
                              "test's TAP read by a monitor",
-            "source-kselftest": "a source kernel with the kselftest tarball "
+            "source-kselftest": "a source kernel as labs run it: rootfs, "
+                                "modules and the kselftest tarball deployed, "
+                                "Linaro's kselftest.yaml in LAVA's test shell "
                                 "(source:debian-7.3[:all|nofix|wrongfix])"
             }.get(name, "")
 
@@ -389,14 +395,20 @@ def lava_console(log: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def judge_lava(r: lava.LavaRun, suite: str, booted: str | None,
+def judge_lava(r: lava.LavaRun, booted: str | None,
                splats: list) -> tuple[int, list[str], str]:
-    """judge() of LAVA's cases of @suite, plus what only LAVA tells: its
-    exit status and its own job result."""
-    ours = [(c.case, c.result) for c in r.suite(suite)]
+    """judge() of LAVA's cases of ours (r.ours()), plus what only LAVA
+    tells: its exit status, its own job result, and for the lab job the
+    kernel-splat case (a fail is the kernel complaining: exit 1) and the
+    cases it must give (the exit status, the SKIPFILE's skips)."""
+    ours = [(c.case, c.result) for c in r.ours()]
     code, problems, verdict = judge(ours, runner_exit=0 if r.returncode is not None
                                     else None, splats=splats, booted=booted,
                                     release=r.release, runner="lava-run")
+    splat_case = [c for c in r.suite(lava.KERNEL_SUITE) if c.case == lava.SPLAT_CASE]
+    if any(c.result == "fail" for c in splat_case) and code != results.EXIT_FAIL:
+        code, verdict = results.EXIT_FAIL, (f"FAIL: the kernel complained (LAVA case "
+                                            f"{lava.KERNEL_SUITE}/{lava.SPLAT_CASE})")
     job_problems = []
     if r.returncode is None:
         job_problems.append(f"lava-run timed out after {lava.TIMEOUT:.0f} s")
@@ -405,6 +417,8 @@ def judge_lava(r: lava.LavaRun, suite: str, booted: str | None,
                             f"(see {r.outdir / 'lava-run.log'})")
     if r.job_result() != "pass":
         job_problems.append(f"LAVA's own job result is {r.job_result()}, not pass")
+    if r.job == "source-kselftest":
+        job_problems += lava.lab_problems(r, splat_may_fail=True)
     if job_problems and code in (results.EXIT_PASS, results.EXIT_SKIP):
         return results.EXIT_INFRA, problems + job_problems, \
             "not judged: " + job_problems[0]
@@ -429,28 +443,29 @@ def _lava(args, outdir: Path, started: dict, t0: float) -> int:
     ensure_tools(source_build=args.spec.startswith("source:"),
                  extra={"lava-run": "lava-dispatcher"})
     r, notes = lava.run_again_if_died(args.job, args.spec, outdir, outdir / "boot2")
-    suite = lava.SUITES[args.job]
     log = (r.outdir / "lava-run.log").read_text(errors="replace")
     con = lava_console(log)
     m = re.search(r"Linux version (\S+)", con)
     booted = m.group(1) if m else None
     start = lava.START[args.job]
     splats = _splats_after(con, start)
-    code, problems, verdict = judge_lava(r, suite, booted, splats)
+    code, problems, verdict = judge_lava(r, booted, splats)
     if lava.died_before_user_space(r):
         problems.append("the guest died before /init on both boots")
-    ours = [(c.case, c.result) for c in r.suite(suite)]
+    ours = [(c.case, c.result) for c in r.ours()]
     rel = os.path.relpath(r.outdir, outdir)
     s = summary(spec=args.spec, code=code, verdict=verdict, problems=problems,
                 cases=ours, release=r.release, booted=booted,
                 source={"kind": args.spec.split(":", 1)[0], "lava_job": args.job},
                 memory_mb=2048, cmdline=qemu.BASE_APPEND, exit_status=r.returncode,
-                command=f"lava-run --device {lava.DEVICE.name} {lava.JOBS[args.job].name}",
+                command=f"lava-run --device device.yaml (rendered from "
+                        f"{lava.DEVICE.name}) {lava.JOBS[args.job].name}",
                 splats=splats, durations={"lava_run": r.seconds,
                                           "total": time.monotonic() - t0},
                 notes=notes, meta=started, attempts=1 + len(notes),
                 files={"lava_log": os.path.join(rel, "lava-run.log"),
-                       "job": os.path.join(rel, "job.yaml")})
+                       "job": os.path.join(rel, "job.yaml"),
+                       "device": os.path.join(rel, "device.yaml")})
     lines = [f"{c.definition}/{c.case}: {c.result}" for c in r.cases]
     return _finish(args, outdir, s, lines)
 

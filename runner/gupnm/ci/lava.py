@@ -1,10 +1,13 @@
 """Run the repository's LAVA jobs with Debian's lava-dispatcher, no server.
 
-lava/jobs/*.yaml are the job definitions, lava/devices/qemu-tcg.yaml the
-local QEMU device. For one job and one kernel this module prepares the
-kernel and the ramdisk, fills the job's @ARTIFACTS@ and @JOB_NAME@, runs
+lava/jobs/*.yaml are the job definitions, lava/devices/qemu-tcg.jinja2 the
+local QEMU device (a device dictionary extending lava-server's
+qemu.jinja2, rendered by lava_device.py). For one job and one kernel this
+module prepares the artifacts (kernel and ramdisk; for source-kselftest
+the lab's rootfs, modules and kselftest tarball of labroot.py), fills the
+job's @PLACEHOLDERS@, renders the device for the job, runs
 
-    lava-run --job-id N --output-dir DIR --device qemu-tcg.yaml job.yaml
+    lava-run --job-id N --output-dir DIR --device device.yaml job.yaml
 
 and reads the per-case results LAVA itself records: the `lvl: results`
 lines of lava-run's stdout. lava-run exits 0 even when cases fail, so the
@@ -27,18 +30,30 @@ from pathlib import Path
 from typing import Callable
 
 from ..guest import initramfs
-from ..host import REPO, RunnerError, progress
-from ..prepare import kernels, kselftest_build, source
-from . import kselftest_paths
+from ..host import REPO, RunnerError, UsageError, progress
+from ..prepare import kernels
+from . import kselftest_paths, labroot, lava_device, linaro
 
 LAVA_DIR = REPO / "lava"
-DEVICE = LAVA_DIR / "devices" / "qemu-tcg.yaml"
+DEVICE = lava_device.DEVICE
 JOBS = {"debian-module": LAVA_DIR / "jobs" / "debian-module.yaml",
         "source-kselftest": LAVA_DIR / "jobs" / "source-kselftest.yaml"}
-# The monitor's definition (LAVA's suite) of each job, and the console line
-# its test starts at.
-SUITES = {"debian-module": "gup_null_mapping", "source-kselftest": "kselftest-mm"}
-START = {"debian-module": "GUPNM-TEST-BEGIN", "source-kselftest": "KSFT-PATH-BEGIN"}
+# The definition (LAVA's suite) holding each job's test results: the
+# monitor's, or the test shell's (LAVA prefixes a definition's index), and
+# the console line its test starts at. source-kselftest's splat case is in
+# a suite of its own.
+SUITES = {"debian-module": "gup_null_mapping", "source-kselftest": "0_kselftest-mm"}
+KERNEL_SUITE = "1_gupnm-kernel"
+START = {"debian-module": "GUPNM-TEST-BEGIN",
+         "source-kselftest": "<LAVA_SIGNAL_STARTRUN 0_kselftest-mm"}
+# The lab job's case for the test's exit status: run_vmtests.sh's line for
+# ./gup_null_mapping (0 ok, 4 skip, else not ok), flattened by Linaro's
+# parse-output.py.
+EXIT_CASE = "mm_ksft_gup_test_sh_gup_null_mapping"
+SPLAT_CASE = "kernel-splats"
+# The first step of the splat definition (a negative control puts a step
+# before it).
+SPLAT_STEP = "          - dmesg > /tmp/gupnm-dmesg.txt\n"
 SYSTEM_PYTHON = "/usr/bin/python3"
 LAVA_RUN = "/usr/bin/lava-run"
 TIMEOUT = 900.0
@@ -78,6 +93,21 @@ class LavaRun:
     def suite(self, definition: str) -> list[Case]:
         return [c for c in self.cases if c.definition == definition]
 
+    def ours(self) -> list[Case]:
+        """gup_null_mapping's cases: the monitor's all; of kselftest.yaml's
+        suite, the test's own (its category also runs upstream's gup_test
+        and gup_longterm: reported, not judged)."""
+        cases = self.suite(SUITES[self.job])
+        if self.job == "source-kselftest":
+            return [c for c in cases if kselftest_paths.is_ours(c.case)]
+        return cases
+
+    def skipped_by_skipfile(self) -> list[Case]:
+        """The kselftest-list entries kselftest.sh's SKIPFILE skipped
+        (`collection:test skip`)."""
+        return [c for c in self.suite(SUITES[self.job])
+                if ":" in c.case and c.result == "skip"]
+
     def job_result(self) -> str | None:
         for c in self.cases:
             if c.definition == "lava" and c.case == "job":
@@ -97,18 +127,19 @@ def died_before_user_space(r: LavaRun) -> str | None:
     return m.group(1) if m else None
 
 
-def run_again_if_died(job: str, spec: str, outdir: Path,
-                      again: Path) -> tuple["LavaRun", list[str]]:
+def run_again_if_died(job: str, spec: str, outdir: Path, again: Path,
+                      edit: Callable[[str], str] | None = None
+                      ) -> tuple["LavaRun", list[str]]:
     """run(); when the guest died before /init (died_before_user_space),
     once more in @again, and a note that says so. The device has one boot
     try, as labs' do; a guest that never reached /init proves nothing."""
-    r = run(job, spec, outdir)
+    r = run(job, spec, outdir, edit=edit)
     died = died_before_user_space(r)
     if not died:
         return r, []
     note = f"boot 1 died before /init ({died}): booted again"
     progress(note)
-    return run(job, spec, again), [note]
+    return run(job, spec, again, edit=edit), [note]
 
 
 def spec_problem(job: str, spec: str) -> str | None:
@@ -117,6 +148,10 @@ def spec_problem(job: str, spec: str) -> str | None:
     if job not in JOBS:
         return f"unknown LAVA job '{job}': use one of {', '.join(JOBS)}"
     if job == "source-kselftest":
+        try:
+            linaro.locate()         # Linaro's test-definitions, for from: git
+        except UsageError as err:
+            return str(err)
         return kselftest_paths.spec_problem(spec)
     kernels.parse_spec(spec)        # UsageError for a bad spec
     return None
@@ -136,12 +171,18 @@ def validate(paths: list[Path]) -> tuple[bool, str]:
     return proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def render(template: Path, artifacts: Path, name: str) -> str:
+def render(template: Path, values: dict[str, str]) -> str:
+    """@template with every @KEY@ filled from @values; RunnerError when the
+    template lacks @ARTIFACTS@ or @JOB_NAME@ or holds a key with no value."""
     text = template.read_text()
-    for key in ("@ARTIFACTS@", "@JOB_NAME@"):
-        if key not in text:
-            raise RunnerError(f"{template}: no {key} to fill in")
-    return text.replace("@ARTIFACTS@", str(artifacts)).replace("@JOB_NAME@", name)
+    for key in ("ARTIFACTS", "JOB_NAME"):
+        if f"@{key}@" not in text:
+            raise RunnerError(f"{template}: no @{key}@ to fill in")
+    for key in sorted(set(re.findall(r"@([A-Z_]+)@", text))):
+        if key not in values:
+            raise RunnerError(f"{template}: no value for @{key}@")
+        text = text.replace(f"@{key}@", str(values[key]))
+    return text
 
 
 RESULT_LINE = re.compile(r"""["']?lvl["']?: ["']?results\b""")
@@ -168,44 +209,54 @@ def parse_results(stdout: str) -> list[Case]:
     return cases
 
 
-def _artifacts(job: str, spec: str, work: Path) -> tuple[Path, str]:
-    """Kernel and ramdisk for @job in @work/artifacts; the release."""
+def _artifacts(job: str, spec: str, work: Path) -> tuple[Path, str, dict]:
+    """@job's artifacts for @spec in @work/artifacts: the kernel, and the
+    runner's ramdisk (debian-module) or the lab's rootfs, modules, tarball
+    and skipfile (source-kselftest); the release; the job's other values."""
     art = work / "artifacts"
     art.mkdir(parents=True, exist_ok=True)
+    values: dict[str, str] = {}
     if job == "debian-module":
         prep = kernels.prepare(spec)
         payload = initramfs.Payload(prep.release, prep.module,
                                     {"gup_null_mapping": prep.test_binary},
                                     "./gup_null_mapping")
         cpio = initramfs.build(payload, work / "initramfs")
+        shutil.move(str(cpio), art / "ramdisk.cpio")
+        shutil.rmtree(work / "initramfs", ignore_errors=True)
         image, release = prep.image, prep.release
     elif job == "source-kselftest":
-        kind, args = kernels.parse_spec(spec)
-        if kind != "source":
-            raise RunnerError(f"{spec}: the kselftest job needs a source kernel")
-        k = source.prepare(*args)
-        built = kselftest_build.build(k.tree)
-        cpio = kselftest_paths.build_initramfs(k, built, work / "initramfs",
-                                               paths=("tarball",))
+        k, built = kselftest_paths.prepared(spec)
+        td = linaro.locate()
+        labroot.build(k.release, k.module, built, td, art)
+        values["TEST_DEFINITIONS"] = str(linaro.git_copy(td))
         image, release = k.image, k.release
     else:
         raise RunnerError(f"unknown LAVA job {job}: use {', '.join(JOBS)}")
     shutil.copy2(image, art / "kernel")
-    shutil.move(str(cpio), art / "ramdisk.cpio")
-    shutil.rmtree(work / "initramfs", ignore_errors=True)
-    return art, release
+    return art, release, values
 
 
-def run(job: str, spec: str, outdir: Path, job_id: int = 1) -> LavaRun:
-    """Prepare @spec for @job, run it with lava-run, parse LAVA's results."""
+def run(job: str, spec: str, outdir: Path, job_id: int = 1,
+        edit: Callable[[str], str] | None = None) -> LavaRun:
+    """Prepare @spec for @job, run it with lava-run, parse LAVA's results.
+    @edit: applied to the filled job's text (make check's negative
+    control), which must still pass the strict schema."""
     why = available()
     if why:
         raise RunnerError(why)
     outdir.mkdir(parents=True, exist_ok=True)
-    art, release = _artifacts(job, spec, outdir)
-    name = f"gup_null_mapping {job} {spec}"
+    art, release, values = _artifacts(job, spec, outdir)
     job_file = outdir / "job.yaml"
-    job_file.write_text(render(JOBS[job], art, name))
+    text = render(JOBS[job], {**values, "ARTIFACTS": str(art),
+                              "JOB_NAME": f"gup_null_mapping {job} {spec}"})
+    job_file.write_text(edit(text) if edit else text)
+    if edit:
+        ok, why = validate([job_file])
+        if not ok:
+            raise RunnerError(f"the edited job fails the schema: {why}")
+    device = outdir / "device.yaml"
+    device.write_text(lava_device.render(job_file))
     lava_out = outdir / "lava"
     shutil.rmtree(lava_out, ignore_errors=True)
     env = dict(os.environ, LIBGUESTFS_BACKEND_SETTINGS="force_tcg")
@@ -213,7 +264,7 @@ def run(job: str, spec: str, outdir: Path, job_id: int = 1) -> LavaRun:
     t0 = time.monotonic()
     try:
         proc = subprocess.run([LAVA_RUN, "--job-id", str(job_id), "--output-dir",
-                               str(lava_out), "--device", str(DEVICE),
+                               str(lava_out), "--device", str(device),
                                str(job_file)], capture_output=True, text=True,
                               env=env, timeout=TIMEOUT)
         rc, out = proc.returncode, proc.stdout + proc.stderr
@@ -223,19 +274,22 @@ def run(job: str, spec: str, outdir: Path, job_id: int = 1) -> LavaRun:
             err.stdout, bytes) else (err.stdout or "")
     seconds = time.monotonic() - t0
     (outdir / "lava-run.log").write_text(out)
-    shutil.rmtree(art, ignore_errors=True)
+    if not os.environ.get("GUPNM_KEEP_WORK"):
+        shutil.rmtree(art, ignore_errors=True)
     return LavaRun(job, spec, release, parse_results(out), rc, seconds, outdir)
 
 
-def problems(r: LavaRun, suite: str, bug: bool,
+def problems(r: LavaRun, bug: bool,
              failing: Callable[[str], bool] | None = None) -> list[str]:
-    """What is wrong with the per-case results LAVA recorded for @suite.
+    """What is wrong with the per-case results LAVA recorded (r.ours()).
 
     @bug: the kernel has the bug: verdict_shadow_* fail, everything else
     passes; otherwise every case passes. @failing, when given, names the
     cases that must fail instead (a wrong fix fails only its long-term
     writable shadow pin). Names come from the test, so the expectation is
-    a pattern on them, not a frozen list.
+    a pattern on them, not a frozen list. The test's own line (its exit
+    status) fails exactly when a verdict must; the lab job must also give
+    that line, the kernel-splat case (passing) and the SKIPFILE's skips.
     """
     if failing is None:
         def failing(name: str) -> bool:
@@ -246,18 +300,38 @@ def problems(r: LavaRun, suite: str, bug: bool,
                    f"{r.outdir / 'lava-run.log'})")
     if r.job_result() != "pass":
         out.append(f"LAVA's own job result is {r.job_result()}, not pass")
-    cases = r.suite(suite)
+    cases = r.ours()
     if not cases:
-        out.append(f"LAVA recorded no result of {suite}")
-    shadow = [c for c in cases if kselftest_paths.is_shadow(c.case)]
-    if not shadow:
+        out.append(f"LAVA recorded no result of {SUITES[r.job]}")
+    if not any(kselftest_paths.is_shadow(c.case) for c in cases):
         out.append("no verdict_shadow_* case recorded")
     names = [c.case for c in cases]
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:
         out.append("case names recorded twice: " + ", ".join(dups))
+    verdicts = [c for c in cases if not c.case.endswith("gup_null_mapping")]
+    some_fail = any(failing(c.case) for c in verdicts)
     for c in cases:
-        want = "fail" if failing(c.case) else "pass"
+        own_line = c.case.endswith("gup_null_mapping")
+        want = "fail" if (some_fail if own_line else failing(c.case)) else "pass"
         if c.result != want and not (c.result == "skip" and "verdict" not in c.case):
             out.append(f"{c.case}: {c.result}, expected {want}")
+    if r.job == "source-kselftest":
+        out += lab_problems(r)
+    return out
+
+
+def lab_problems(r: LavaRun, splat_may_fail: bool = False) -> list[str]:
+    """The lab job's cases beyond the verdicts: the exit status, the
+    kernel-splat case (@splat_may_fail: a failing one is a verdict, not a
+    problem), the skips of the SKIPFILE."""
+    out = []
+    if not any(c.case == EXIT_CASE for c in r.ours()):
+        out.append(f"no {EXIT_CASE} case (the test's exit status)")
+    splat = [c.result for c in r.suite(KERNEL_SUITE) if c.case == SPLAT_CASE]
+    if splat != ["pass"] and not (splat_may_fail and splat == ["fail"]):
+        out.append(f"{KERNEL_SUITE}/{SPLAT_CASE}: {splat or 'not recorded'}, "
+                   "expected one pass")
+    if not r.skipped_by_skipfile():
+        out.append("no `collection:test skip` case: the SKIPFILE skipped nothing")
     return out

@@ -33,13 +33,16 @@ passed as a relative path to where it lies in the guest.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..host import RunnerError, UsageError
+from ..host import RunnerError, UsageError, cache_dir, locked, owner_tag, run
 
 DEFAULT = Path("/work/shared/peers/linaro-test-definitions")
 ENV_VAR = "GUPNM_LINARO"
@@ -225,3 +228,40 @@ def guest(td: Path, wrapper: str, selection: str = "casename",
         text = only_ours_skipfile(wrapper)
     arg = skipfile_arg(td) if text is not None else None
     return Guest(td, params(wrapper, selection, arg), text)
+
+
+def digest(td: Path) -> str:
+    """A hash of the checkout's files (names and bytes, .git aside)."""
+    h = hashlib.sha256()
+    for f in sorted(p for p in td.rglob("*")
+                    if p.is_file() and ".git" not in p.relative_to(td).parts):
+        h.update(str(f.relative_to(td)).encode() + b"\0")
+        h.update(hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()[:16]
+
+
+def git_copy(td: Path) -> Path:
+    """A git repository holding an unmodified copy of the checkout @td, in
+    the cache (keyed by its files): LAVA's `from: git` clones a repository,
+    and the checkout need not be one. One commit of every file, as is."""
+    dest = cache_dir() / "lava" / f"test-definitions-{digest(td)}"
+    if (dest / ".git").is_dir():
+        return dest
+    with locked(cache_dir() / "locks" / "lava-test-definitions.lock"):
+        if (dest / ".git").is_dir():
+            return dest
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".td-{owner_tag()}-", dir=dest.parent))
+        try:
+            shutil.copytree(td, tmp, dirs_exist_ok=True, symlinks=True,
+                            ignore=shutil.ignore_patterns(".git"))
+            git = ["git", "-C", str(tmp), "-c", "user.name=gupnm",
+                   "-c", "user.email=gupnm@localhost"]
+            run([*git, "init", "-q"], what="git init")
+            run([*git, "add", "-A", "-f"], what="git add")
+            run([*git, "commit", "-q", "-m", f"unmodified copy of {td}"],
+                what="git commit")
+            os.replace(tmp, dest)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return dest

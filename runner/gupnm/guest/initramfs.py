@@ -59,6 +59,25 @@ def copy_libs(binary: Path | str, root: Path) -> None:
         shutil.copy2(os.path.realpath(lib), lib_dest)
 
 
+def busybox_root(root: Path, busybox: Path | None = None) -> None:
+    """A fresh @root with the directories a guest mounts on and busybox
+    (@busybox, else the host's static one) with a link per applet."""
+    if root.exists():
+        shutil.rmtree(root)
+    for d in ("bin", "sbin", "etc", "proc", "sys", "dev", "tmp", "usr/bin",
+              "usr/sbin"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    host = _busybox()
+    shutil.copy2(busybox or host, root / "bin" / "busybox")
+    # The host's busybox names the applets (a foreign one cannot run here).
+    applets = subprocess.run([str(host), "--list"], capture_output=True,
+                             text=True).stdout.split()
+    for applet in applets:
+        link = root / "bin" / applet
+        if not link.exists():
+            link.symlink_to("busybox")
+
+
 def _quote(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
 
@@ -66,21 +85,8 @@ def _quote(value: str) -> str:
 def build(payload: Payload, workdir: Path) -> Path:
     """Lay out the root in @workdir/root and pack it; returns the cpio path."""
     root = workdir / "root"
-    if root.exists():
-        shutil.rmtree(root)
-    for d in ("bin", "sbin", "etc", "proc", "sys", "dev", "tmp", "usr/bin",
-              "usr/sbin", TESTDIR.lstrip("/")):
-        (root / d).mkdir(parents=True, exist_ok=True)
-
-    busybox = _busybox()
-    shutil.copy2(payload.busybox or busybox, root / "bin" / "busybox")
-    # The host's busybox names the applets (a foreign one cannot run here).
-    applets = subprocess.run([str(busybox), "--list"], capture_output=True,
-                             text=True).stdout.split()
-    for applet in applets:
-        link = root / "bin" / applet
-        if not link.exists():
-            link.symlink_to("busybox")
+    busybox_root(root, payload.busybox)
+    (root / TESTDIR.lstrip("/")).mkdir(parents=True, exist_ok=True)
     if payload.need_bash:
         copy_with_libs(Path(shutil.which("bash") or "/bin/bash"), root)
 
@@ -108,7 +114,7 @@ def build(payload: Payload, workdir: Path) -> Path:
     (root / "etc" / "gupnm.env").write_text(
         "".join(f"{k}={_quote(v)}\n" for k, v in env.items()))
 
-    return _pack(root, workdir / "initramfs.cpio")
+    return pack_tree(root, workdir / "initramfs.cpio")
 
 
 PROBE_INIT = """#!/bin/sh
@@ -130,10 +136,10 @@ def build_probe(workdir: Path) -> Path:
         (root / "bin" / applet).symlink_to("busybox")
     (root / "init").write_text(PROBE_INIT)
     (root / "init").chmod(0o755)
-    return _pack(root, workdir / "probe.cpio")
+    return pack_tree(root, workdir / "probe.cpio")
 
 
-def _pack(root: Path, cpio: Path) -> Path:
+def pack_tree(root: Path, cpio: Path) -> Path:
     """Everything under @root as an uncompressed newc cpio owned by root."""
     names = []
     for dirpath, dirnames, filenames in os.walk(root):

@@ -266,45 +266,45 @@ class JudgeLava(unittest.TestCase):
     REL = '6.12.118+deb13-amd64'
 
     def test_pass(self):
-        code, problems, _ = lab.judge_lava(_lava_run(self.CASES), 'gup_null_mapping',
+        code, problems, _ = lab.judge_lava(_lava_run(self.CASES),
                                            self.REL, [])
         self.assertEqual((code, problems), (0, []))
 
     def test_bug(self):
         cases = with_result(self.CASES, 'verdict_shadow_read', 'fail')
-        code, _, verdict = lab.judge_lava(_lava_run(cases), 'gup_null_mapping',
+        code, _, verdict = lab.judge_lava(_lava_run(cases),
                                           self.REL, [])
         self.assertEqual(code, 1)
         self.assertIn('bug present', verdict)
 
     def test_lava_run_exit_zero_alone_proves_nothing(self):
-        code, problems, _ = lab.judge_lava(_lava_run([]), 'gup_null_mapping',
+        code, problems, _ = lab.judge_lava(_lava_run([]),
                                            self.REL, [])
         self.assertEqual(code, 3)
         self.assertIn('no result of gup_null_mapping', problems[0])
 
     def test_job_error(self):
         code, problems, _ = lab.judge_lava(_lava_run(self.CASES, rc=1, job='fail'),
-                                           'gup_null_mapping', self.REL, [])
+                                           self.REL, [])
         self.assertEqual(code, 3)
         self.assertTrue(any('lava-run exited 1' in p for p in problems))
         self.assertTrue(any("job result is fail" in p for p in problems))
 
     def test_timeout(self):
         code, problems, _ = lab.judge_lava(_lava_run(self.CASES, rc=None),
-                                           'gup_null_mapping', self.REL, [])
+                                           self.REL, [])
         self.assertEqual(code, 3)
         self.assertTrue(any('timed out' in p for p in problems))
 
     def test_a_failure_stays_a_failure_beside_a_job_error(self):
         cases = with_result(self.CASES, 'verdict_shadow_read', 'fail')
         code, problems, _ = lab.judge_lava(_lava_run(cases, job='incomplete'),
-                                           'gup_null_mapping', self.REL, [])
+                                           self.REL, [])
         self.assertEqual(code, 1)
         self.assertTrue(any('incomplete' in p for p in problems))
 
     def test_wrong_kernel(self):
-        code, problems, _ = lab.judge_lava(_lava_run(self.CASES), 'gup_null_mapping',
+        code, problems, _ = lab.judge_lava(_lava_run(self.CASES),
                                            '7.3.4+deb13-amd64', [])
         self.assertEqual(code, 3)
 
@@ -315,6 +315,51 @@ class JudgeLava(unittest.TestCase):
                'not json "target"\n')
         self.assertEqual(lab.lava_console(log),
                          '[    0.0] Linux version 6.12.118+deb13-amd64 (x)\nquote " inside\n')
+
+
+LAB_DATA = Path(__file__).resolve().parents[1] / 'data/lava/lab-7.3-all.results.log'
+
+
+def _lab_run(change=None, rc=0):
+    """lava-run's results of the lab job on source:debian-7.3:all (a real
+    run's result lines), changed by @change (name -> result, None drops)."""
+    cases = []
+    for c in lava.parse_results(LAB_DATA.read_text()):
+        result = (change or {}).get(c.case, c.result)
+        if result is not None:
+            cases.append(lava.Case(c.definition, c.case, result))
+    return lava.LavaRun('source-kselftest', 'source:debian-7.3:all', '7.3.4+', cases,
+                        rc, 30.0, Path('/nonexistent'))
+
+
+class JudgeLabJob(unittest.TestCase):
+    SHADOW = ('mm_ksft_gup_test_sh_gup_null_mapping_verdict_shadow_read',
+              'mm_ksft_gup_test_sh_gup_null_mapping_verdict_shadow_write')
+
+    def test_the_real_run_passes(self):
+        self.assertEqual(lab.judge_lava(_lab_run(), '7.3.4+', [])[:2], (0, []))
+
+    def test_the_bug(self):
+        change = {n: 'fail' for n in (*self.SHADOW, lava.EXIT_CASE)}
+        code, problems, verdict = lab.judge_lava(_lab_run(change), '7.3.4+', [])
+        self.assertEqual((code, problems), (1, []))
+        self.assertIn('bug present', verdict)
+
+    def test_a_failing_splat_case_is_the_kernel_complaining(self):
+        code, _, verdict = lab.judge_lava(_lab_run({lava.SPLAT_CASE: 'fail'}),
+                                          '7.3.4+', [])
+        self.assertEqual(code, 1)
+        self.assertIn(lava.SPLAT_CASE, verdict)
+
+    def test_a_missing_lab_case_is_no_answer(self):
+        for change, words in (({lava.SPLAT_CASE: None}, 'not recorded'),
+                              ({lava.EXIT_CASE: None}, 'exit status'),
+                              ({'mm:ksft_cow.sh': 'pass'} | {
+                                  c.case: None for c in _lab_run().skipped_by_skipfile()},
+                               'skipped nothing')):
+            code, problems, _ = lab.judge_lava(_lab_run(change), '7.3.4+', [])
+            self.assertEqual(code, 3, change)
+            self.assertTrue(any(words in p for p in problems), problems)
 
 
 def _fake_checkout(root: Path) -> Path:

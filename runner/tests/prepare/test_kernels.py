@@ -256,8 +256,8 @@ class BuildTest(unittest.TestCase):
         (kdir / 'include/config').mkdir(parents=True)
         with mock.patch.object(kernels, 'run', return_value='make: Entering\n6.12.117+\n') as run:
             self.assertEqual(kernels._release_of(kdir), '6.12.117+')
-            self.assertEqual(run.call_args.args[0], ['make', '-s', '--no-print-directory', '-C', kdir,
-                                                      'kernelrelease'])
+            self.assertEqual(run.call_args.args[0], ['make', '-s', '--no-print-directory',
+                                                   '-C', kdir, 'kernelrelease'])
             (kdir / 'include/config/kernel.release').write_text('6.12.117+deb12-amd64\n')
             self.assertEqual(kernels._release_of(kdir), '6.12.117+deb12-amd64')
             self.assertEqual(run.call_count, 1)
