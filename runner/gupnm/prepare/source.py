@@ -255,7 +255,10 @@ def prepare(spec: str, selection: str, variant: str = "default",
     head = _git(base, "rev-parse", "HEAD")
     patches = series(selection, current_series(base, resolved.series)
                      if selection != "none" else PATCHES / resolved.series)
-    key = f"{_slug(base.name)}-{head[:12]}-{selection}-{variant}"
+    # The config files' digest in the key: a kernel per configuration, so
+    # a changed fragment never rebuilds in place what other runs still use.
+    key = (f"{_slug(base.name)}-{head[:12]}-{selection}-{variant}-"
+           f"{kconfig.files_key(variant, arch)}")
     if arch != "amd64":
         key += f"-{arch}"
     kroot = cache_dir() / "kernels" / key
