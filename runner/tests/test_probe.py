@@ -306,6 +306,18 @@ class Agreement(unittest.TestCase):
                 self.assertIs(got["agree"], want)
                 self.assertTrue(got["why"])
 
+    def test_wrongfix_the_half_both_see(self):
+        # A wrong fix: GUP-fast takes NULL-mapping pages (the probe: no bug),
+        # the long-term writable pin it also lets through the probe cannot see.
+        got = probe.agreement(*self.sums("wrongfix", False))
+        self.assertIsNone(got["agree"])
+        self.assertIs(got["seen_half_agrees"], True)
+        self.assertIn("cannot see", got["why"])
+        got = probe.agreement(*self.sums("wrongfix", True))
+        self.assertIs(got["seen_half_agrees"], False)
+        self.assertIn("the probe says bug", got["why"])
+        self.assertNotIn("seen_half_agrees", probe.agreement(*self.sums("secretmem", True)))
+
     def test_other_kernel(self):
         got = probe.agreement(*self.sums("pass", False, rel_p="7.3.4+deb13-amd64"))
         self.assertIsNone(got["agree"])
@@ -389,9 +401,32 @@ class Guest(unittest.TestCase):
         with self.assertRaises(probe.RunnerError):
             probe._extract_image(deb, d, "9.9.9")
 
-    def test_only_debian_specs_boot_with_the_probe(self):
+    def test_only_debian_specs_are_fetched(self):
         with self.assertRaises(probe.UsageError):
             probe.fetch_image("source:debian-6.12:nofix")
+
+    def test_image_for_a_source_kernel_builds_it_with_the_default_config(self):
+        from gupnm.prepare import source
+        k = source.SourceKernel("7.3.4", Path("/k/vmlinux"), None, Path("/k"),
+                                Path("/k/src"), Path("/base"), "c" * 40,
+                                ["0001.patch"], "default")
+        with mock.patch.object(source, "prepare", return_value=k) as prep, \
+                mock.patch.object(probe, "fetch_image") as fetch:
+            rel, image, src = probe.image_for("source:debian-7.3:nofix")
+        prep.assert_called_once_with("debian-7.3", "nofix", "default", arch="amd64")
+        fetch.assert_not_called()
+        self.assertEqual((rel, image), ("7.3.4", Path("/k/vmlinux")))
+        self.assertEqual((src["kind"], src["selection"], src["config"]),
+                         ("source", "nofix", "default"))
+        with mock.patch.object(source, "prepare") as prep:
+            with self.assertRaises(probe.UsageError):       # not a selection
+                probe.image_for("source:debian-7.3:nosuch")
+        prep.assert_not_called()
+
+    def test_image_for_a_debian_kernel_fetches_it(self):
+        with mock.patch.object(probe, "fetch_image", return_value=("r", Path("/i"), {})) as f:
+            self.assertEqual(probe.image_for("debian:7.3", "arm64"), ("r", Path("/i"), {}))
+        f.assert_called_once_with("debian:7.3", "arm64")
 
 
 if __name__ == "__main__":
