@@ -207,7 +207,8 @@ class ProbeNeedsTest(unittest.TestCase):
 
     def test_base_fragments(self):
         need = {'CONFIG_NET': 'y', 'CONFIG_PACKET': 'y', 'CONFIG_PROC_PAGE_MONITOR': 'y',
-                'CONFIG_FUTEX': 'y', 'CONFIG_SHMEM': 'y', 'CONFIG_PROC_FS': 'y'}
+                'CONFIG_FUTEX': 'y', 'CONFIG_SHMEM': 'y', 'CONFIG_PROC_FS': 'y',
+                'CONFIG_ADVISE_SYSCALLS': 'y'}
         for name in ('base.config', 'arm64-64k.config'):
             opts = kconfig.parse((kconfig.CONFIGS / name).read_text())
             with self.subTest(fragment=name):
