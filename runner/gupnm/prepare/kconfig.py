@@ -73,9 +73,8 @@ def fragments(variant: str, tree: Path | None, with_module: bool) -> list[tuple[
 
 def files_key(variant: str, arch: str = "amd64") -> str:
     """A short digest of the files of runner/configs a source kernel of
-    @variant and @arch is configured from: part of its cache key, so a
-    changed fragment builds a kernel of its own beside the old one (which
-    other runs and clones may still use) instead of reconfiguring it."""
+    @variant and @arch is configured from (source.build_dir names its build
+    directory by it)."""
     names = ["base.config"] + ([f"{variant}.config"] if variant != "default" else [])
     if arch == "arm64":
         names[0] = "arm64-64k.config"
