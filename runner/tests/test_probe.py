@@ -77,6 +77,27 @@ class ParseRealOutputs(unittest.TestCase):
                       "did not hold", res.errors)
         self.assertEqual(probe.exit_code(res), probe.EXIT_INFRA)
 
+    def test_source_kernels_with_networking(self):
+        # linux-source-7.3 built by the runner (configs/base.config: af_packet,
+        # madvise) with the fix and with it reverted: af_packet's ring is the
+        # one producer there, its witness held, the rest skip saying why.
+        for name, bug in (("source-7.3-all-net.txt", False),
+                          ("source-7.3-nofix-net.txt", True)):
+            with self.subTest(name=name):
+                # The exit status the probe gave (1: the bug), which parse()
+                # checks against the results.
+                res = load(name, 1 if bug else 0)
+                self.assertEqual(res.errors, [])
+                self.assertEqual(res.kernel, "7.3.4+")
+                self.assertIs(res.bug_present, bug)
+                self.assertEqual(res.verdicts, {"packet_tx_ring": {
+                    "slow": 16 if bug else 0, "pages": 16}})
+                self.assertEqual(res.witness, {"packet_tx_ring": {
+                    "dirtied": 16, "pages": 16}})
+                self.assertEqual(res.status_of("packet_tx_ring"), "fail" if bug else "pass")
+                self.assertEqual(res.status_of("io_uring_sqes"), "skip")
+                self.assertEqual(res.status_of("longterm_write_pin"), "skip")
+
     def test_cost_figure(self):
         res = load("debian-6.12.118.txt")
         self.assertEqual(res.cost["producer"], "packet_tx_ring")
