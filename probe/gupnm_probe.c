@@ -555,9 +555,11 @@ static int trigger(struct mapping *m, struct outcome *o, bool populate,
 		if (populate) {
 			ret = madvise((void *)m->page[i], page_size,
 				      MADV_POPULATE_WRITE) ? -errno : 0;
-			if (ret == -EINVAL) {
-				snprintf(why, len, "MADV_POPULATE_WRITE: %s (before 5.14): the witness cannot be checked",
-					 strerror(-ret));
+			if (ret == -EINVAL || ret == -ENOSYS) {
+				snprintf(why, len, "MADV_POPULATE_WRITE: %s (%s): the witness cannot be checked",
+					 strerror(-ret), ret == -ENOSYS ?
+					 "no madvise(): CONFIG_ADVISE_SYSCALLS off" :
+					 "before 5.14");
 				return KSFT_SKIP;
 			}
 			if (ret) {

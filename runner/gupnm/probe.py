@@ -361,8 +361,8 @@ def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
     from .prepare import apt, debian
     kind, _, rest = spec.partition(":")
     if kind != "debian" or not rest:
-        raise UsageError(f"--method probe boots debian:SPEC and image:KERNEL "
-                         f"kernels (or use --kernel host), not '{spec}'")
+        raise UsageError(f"--method probe boots debian:SPEC, source:TREE and "
+                         f"image:KERNEL kernels (or use --kernel host), not '{spec}'")
     offered = select_any(rest, debian.catalogue(arch), arch)
     sha = apt.field(offered.image_pkg, offered.version, "SHA256", arch)
     if not sha:
@@ -394,6 +394,26 @@ def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
             return rel, image, source
     raise RunnerError(f"no vmlinuz in {offered.image_pkg} {offered.version} "
                       f"(unpacked in {root}); remove it and retry")
+
+
+def source_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
+    """The image of source:TREE[:SELECTION], built (or found in the cache)
+    with the default config as a module run builds it: configs/base.config
+    has what the probe needs (networking and af_packet built in)."""
+    from .prepare import kernels, source
+    _, (tree, sel) = kernels.parse_spec(spec)
+    k = source.prepare(tree, sel, "default", arch=arch)
+    return k.release, k.image, {"kind": "source", "tree": str(k.base),
+                                "base_commit": k.base_commit,
+                                "patches": k.patches, "selection": sel,
+                                "config": "default"}
+
+
+def image_for(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
+    """(release, image, source) of a debian: or source: spec."""
+    if spec.startswith("source:"):
+        return source_image(spec, arch)
+    return fetch_image(spec, arch)
 
 
 def image_of(spec: str, arch: str = "amd64") -> Path:
@@ -519,8 +539,8 @@ def cmd_run(args, outdir: Path) -> int:
             release, source = None, {"kind": "image", "image": str(image)}
             why = "probe: --method probe (an image of your own; no headers used)"
         else:
-            release, image, source = fetch_image(args.kernel, arch)
-            why = ("probe: --method probe" + ("" if source["headers_in_archive"]
+            release, image, source = image_for(args.kernel, arch)
+            why = ("probe: --method probe" + ("" if source.get("headers_in_archive", True)
                    else " (no headers in the archive: the module cannot be built)"))
         progress(f"booting {release} with the probe (TCG)")
         res, where, notes = run_guest(image, outdir, probe_args,
@@ -567,7 +587,18 @@ def agreement(module: dict, probe_summary: dict) -> dict:
     if bug is None or diag not in ("regression", "pass", "wrongfix", "secretmem"):
         out["why"] = "no verdict from " + ("the probe" if bug is None else "the module")
         return out
-    if diag in ("wrongfix", "secretmem"):
+    if diag == "wrongfix":
+        # Half of it both see: NULL-mapping pages through GUP-fast (the
+        # module's shadow pages, the probe's producers). The other half, the
+        # long-term writable pin that went through GUP-fast too, is a pin
+        # the probe cannot make.
+        out["seen_half_agrees"] = bug is False
+        out["why"] = ("the module found 'wrongfix' (a long-term writable pin "
+                      "through GUP-fast), which the probe cannot see; both see "
+                      "GUP-fast take NULL-mapping pages: "
+                      + ("yes" if bug is False else "no, the probe says bug"))
+        return out
+    if diag == "secretmem":
         out["why"] = (f"the module found '{diag}', which the probe cannot see; "
                       f"the probe says {'bug' if bug else 'no bug'}")
         return out

@@ -77,6 +77,27 @@ class ParseRealOutputs(unittest.TestCase):
                       "did not hold", res.errors)
         self.assertEqual(probe.exit_code(res), probe.EXIT_INFRA)
 
+    def test_source_kernels_with_networking(self):
+        # linux-source-7.3 built by the runner (configs/base.config: af_packet,
+        # madvise) with the fix and with it reverted: af_packet's ring is the
+        # one producer there, its witness held, the rest skip saying why.
+        for name, bug in (("source-7.3-all-net.txt", False),
+                          ("source-7.3-nofix-net.txt", True)):
+            with self.subTest(name=name):
+                # The exit status the probe gave (1: the bug), which parse()
+                # checks against the results.
+                res = load(name, 1 if bug else 0)
+                self.assertEqual(res.errors, [])
+                self.assertEqual(res.kernel, "7.3.4+")
+                self.assertIs(res.bug_present, bug)
+                self.assertEqual(res.verdicts, {"packet_tx_ring": {
+                    "slow": 16 if bug else 0, "pages": 16}})
+                self.assertEqual(res.witness, {"packet_tx_ring": {
+                    "dirtied": 16, "pages": 16}})
+                self.assertEqual(res.status_of("packet_tx_ring"), "fail" if bug else "pass")
+                self.assertEqual(res.status_of("io_uring_sqes"), "skip")
+                self.assertEqual(res.status_of("longterm_write_pin"), "skip")
+
     def test_cost_figure(self):
         res = load("debian-6.12.118.txt")
         self.assertEqual(res.cost["producer"], "packet_tx_ring")
@@ -306,6 +327,18 @@ class Agreement(unittest.TestCase):
                 self.assertIs(got["agree"], want)
                 self.assertTrue(got["why"])
 
+    def test_wrongfix_the_half_both_see(self):
+        # A wrong fix: GUP-fast takes NULL-mapping pages (the probe: no bug),
+        # the long-term writable pin it also lets through the probe cannot see.
+        got = probe.agreement(*self.sums("wrongfix", False))
+        self.assertIsNone(got["agree"])
+        self.assertIs(got["seen_half_agrees"], True)
+        self.assertIn("cannot see", got["why"])
+        got = probe.agreement(*self.sums("wrongfix", True))
+        self.assertIs(got["seen_half_agrees"], False)
+        self.assertIn("the probe says bug", got["why"])
+        self.assertNotIn("seen_half_agrees", probe.agreement(*self.sums("secretmem", True)))
+
     def test_other_kernel(self):
         got = probe.agreement(*self.sums("pass", False, rel_p="7.3.4+deb13-amd64"))
         self.assertIsNone(got["agree"])
@@ -389,9 +422,32 @@ class Guest(unittest.TestCase):
         with self.assertRaises(probe.RunnerError):
             probe._extract_image(deb, d, "9.9.9")
 
-    def test_only_debian_specs_boot_with_the_probe(self):
+    def test_only_debian_specs_are_fetched(self):
         with self.assertRaises(probe.UsageError):
             probe.fetch_image("source:debian-6.12:nofix")
+
+    def test_image_for_a_source_kernel_builds_it_with_the_default_config(self):
+        from gupnm.prepare import source
+        k = source.SourceKernel("7.3.4", Path("/k/vmlinux"), None, Path("/k"),
+                                Path("/k/src"), Path("/base"), "c" * 40,
+                                ["0001.patch"], "default")
+        with mock.patch.object(source, "prepare", return_value=k) as prep, \
+                mock.patch.object(probe, "fetch_image") as fetch:
+            rel, image, src = probe.image_for("source:debian-7.3:nofix")
+        prep.assert_called_once_with("debian-7.3", "nofix", "default", arch="amd64")
+        fetch.assert_not_called()
+        self.assertEqual((rel, image), ("7.3.4", Path("/k/vmlinux")))
+        self.assertEqual((src["kind"], src["selection"], src["config"]),
+                         ("source", "nofix", "default"))
+        with mock.patch.object(source, "prepare") as prep:
+            with self.assertRaises(probe.UsageError):       # not a selection
+                probe.image_for("source:debian-7.3:nosuch")
+        prep.assert_not_called()
+
+    def test_image_for_a_debian_kernel_fetches_it(self):
+        with mock.patch.object(probe, "fetch_image", return_value=("r", Path("/i"), {})) as f:
+            self.assertEqual(probe.image_for("debian:7.3", "arm64"), ("r", Path("/i"), {}))
+        f.assert_called_once_with("debian:7.3", "arm64")
 
 
 if __name__ == "__main__":

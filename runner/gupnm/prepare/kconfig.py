@@ -71,6 +71,22 @@ def fragments(variant: str, tree: Path | None, with_module: bool) -> list[tuple[
     return frags
 
 
+def files_key(variant: str, arch: str = "amd64") -> str:
+    """A short digest of the files of runner/configs a source kernel of
+    @variant and @arch is configured from (source.build_dir names its build
+    directory by it)."""
+    names = ["base.config"] + ([f"{variant}.config"] if variant != "default" else [])
+    if arch == "arm64":
+        names[0] = "arm64-64k.config"
+    frags = []
+    for name in names:
+        path = CONFIGS / name
+        if not path.exists():
+            raise RunnerError(f"unknown config variant '{variant}' ({path} missing)")
+        frags.append((name, path.read_text()))
+    return "cfg" + digest(frags)[:8]
+
+
 def gup_test_tristate(tree: Path) -> bool:
     """True when @tree's mm/Kconfig lets gup_test be a module (the series'
     first patch)."""

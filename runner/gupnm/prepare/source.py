@@ -282,12 +282,21 @@ def patched_commit(spec: str, selection: str) -> tuple[Path, str]:
         return base, _patched_commit(base, head, patches, scratch, selection)
 
 
+def build_dir(kroot: Path, variant: str, arch: str = "amd64") -> Path:
+    """A build directory per configuration beside the key's one tree: named
+    by the digest of the runner/configs files it is configured from, so a
+    changed fragment builds beside the old build (which runs of another
+    clone or branch may still use) instead of reconfiguring it, and shares
+    the tree (1.8 GB) and ccache (the same ../src layout) with it."""
+    return kroot / f"build-{kconfig.files_key(variant, arch)}"
+
+
 def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
                     variant: str, kroot: Path, arch: str = "amd64") -> SourceKernel:
     """The steps of a source kernel: the patched tree checked out, the
     configuration, the build, the module snapshot."""
-    tree, build = kroot / "src", kroot / "build"
-    log = kroot / "build.log"
+    tree, build = kroot / "src", build_dir(kroot, variant, arch)
+    log = kroot / f"{build.name}.log"
     log.write_text("")
 
     progress(f"source {base} ({head[:12]}) + patches: {selection} "

@@ -1,4 +1,5 @@
-"""probe_checks: the rows it records, with the probe's runs mocked."""
+"""probe_checks: the rows it records, with the probe's runs mocked, and
+judge() on the module's and the probe's summaries."""
 import sys
 import unittest
 from pathlib import Path
@@ -8,6 +9,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from gupnm import probe  # noqa: E402
 from gupnm.check import probe_checks  # noqa: E402
+
+SPECS = [s for s, _, _ in probe_checks.AGREE]
+# What each kernel of the matrix is: the module's diagnosis there.
+DIAG = {s: d for s, _, d in probe_checks.AGREE}
+# What the probe says on each (bug present?), as it should.
+BUG = {s: b for s, b, _ in probe_checks.AGREE}
 
 
 class FakeTally:
@@ -22,17 +29,24 @@ class FakeTally:
         self.record(name, ok, detail)
 
 
-def fake_summary(bug):
+def fake_summary(bug, unseen='skip'):
     return {'bug_present': bug, 'verdict': 'v', 'problems': [],
-            'kernel_release': 'r'}
+            'kernel_release': 'r',
+            'results': [{'name': 'packet_tx_ring', 'status': 'fail' if bug else 'pass'},
+                        {'name': 'longterm_write_pin', 'status': unseen}]}
+
+
+def module(diag, release='r'):
+    return {'kernel': {'release': release}, 'diagnosis': diag,
+            'verdicts': [{'backing': 'shadow', 'access': 'write', 'fast': 512,
+                          'total': 512}]}
 
 
 class VmChecksTest(unittest.TestCase):
     def run_with(self, module_diag, probe_bug):
         t = FakeTally()
-        modules = {spec: {'kernel': {'release': 'r'}, 'diagnosis': module_diag[spec]}
-                   for spec, _ in probe_checks.AGREE if spec in module_diag}
-        with mock.patch.object(probe, 'fetch_image', return_value=('r', Path('/i'), {})), \
+        modules = {spec: module(module_diag[spec]) for spec in SPECS if spec in module_diag}
+        with mock.patch.object(probe, 'image_for', return_value=('r', Path('/i'), {})), \
                 mock.patch.object(probe, 'run_guest', return_value=(None, 'qemu-tcg', [])), \
                 mock.patch.object(probe, 'write_reports'), \
                 mock.patch.object(probe, 'summary',
@@ -41,28 +55,99 @@ class VmChecksTest(unittest.TestCase):
         return [ok for _, ok, _ in t.records]
 
     def test_agreeing_runs_pass(self):
-        self.assertEqual(self.run_with({'debian:6.1': 'pass', 'debian:6.12': 'regression',
-                                        'debian:7.3': 'pass'},
-                                       {'debian:6.1': False, 'debian:6.12': True,
-                                        'debian:7.3': False}),
-                         [True, True, True])
+        self.assertEqual(self.run_with(DIAG, BUG), [True] * len(SPECS))
 
-    def test_the_three_debian_kernels_of_the_matrix(self):
-        self.assertEqual([s for s, _ in probe_checks.AGREE],
-                         ['debian:6.1', 'debian:6.12', 'debian:7.3'])
+    def test_the_matrix_kernels(self):
+        self.assertEqual(SPECS, ['debian:6.1', 'debian:6.12', 'debian:7.3',
+                                 'source:debian-6.12:nofix', 'source:debian-6.12:all',
+                                 'source:debian-6.12:wrongfix', 'source:debian-7.3:all',
+                                 'source:debian-7.3:nofix', 'source:debian-7.3:wrongfix'])
+        # Every one is a kernel the module's matrix runs (its summaries are
+        # what the probe is compared with).
+        from gupnm.check import matrix
+        self.assertLessEqual(set(SPECS), {s for s, _ in matrix.MATRIX})
 
-    def test_a_probe_that_disagrees_fails(self):
-        self.assertEqual(self.run_with({'debian:6.1': 'pass', 'debian:6.12': 'regression',
-                                        'debian:7.3': 'pass'},
-                                       {'debian:6.1': False, 'debian:6.12': False,
-                                        'debian:7.3': False}),
-                         [True, False, True])
+    def test_negative_controls_must_say_bug(self):
+        # The kernels without the fix: a probe that says "no bug" there fails.
+        for spec in ('debian:6.12', 'source:debian-6.12:nofix', 'source:debian-7.3:nofix'):
+            with self.subTest(spec=spec):
+                got = self.run_with(DIAG, dict(BUG, **{spec: False}))
+                self.assertEqual(got, [s != spec for s in SPECS])
+
+    def test_a_probe_that_sees_a_bug_on_a_fixed_kernel_fails(self):
+        for spec in ('source:debian-6.12:all', 'source:debian-7.3:all',
+                     'source:debian-7.3:wrongfix'):
+            with self.subTest(spec=spec):
+                got = self.run_with(DIAG, dict(BUG, **{spec: True}))
+                self.assertEqual(got, [s != spec for s in SPECS])
 
     def test_no_module_run_fails(self):
-        self.assertEqual(self.run_with({'debian:7.3': 'pass'},
-                                       {'debian:6.1': False, 'debian:6.12': True,
-                                        'debian:7.3': False}),
-                         [False, False, True])
+        got = self.run_with({'debian:7.3': 'pass'}, BUG)
+        self.assertEqual(got, [s == 'debian:7.3' for s in SPECS])
+
+    def test_titles_say_what_is_asserted(self):
+        t = FakeTally()
+        with mock.patch.object(probe, 'image_for', return_value=('r', Path('/i'), {})), \
+                mock.patch.object(probe, 'run_guest', return_value=(None, 'qemu-tcg', [])), \
+                mock.patch.object(probe, 'write_reports'), \
+                mock.patch.object(probe, 'summary',
+                                  side_effect=lambda spec, *a, **k: fake_summary(BUG[spec])):
+            probe_checks.vm_checks(t, {s: module(DIAG[s]) for s in SPECS})
+        names = [n for n, _, _ in t.records]
+        self.assertEqual(len(set(names)), len(names))
+        self.assertIn('probe source:debian-7.3:nofix: bug, as the module found on '
+                      'the same kernel', names)
+        self.assertTrue(any(n.startswith('probe source:debian-6.12:wrongfix: no bug')
+                            and 'unseen' in n for n in names))
+
+
+class JudgeTest(unittest.TestCase):
+
+    def test_fixed_and_not_fixed(self):
+        self.assertTrue(probe_checks.judge(True, 'regression', module('regression'),
+                                           fake_summary(True))[0])
+        self.assertTrue(probe_checks.judge(False, 'pass', module('pass'),
+                                           fake_summary(False))[0])
+        self.assertFalse(probe_checks.judge(True, 'regression', module('regression'),
+                                            fake_summary(False))[0])
+
+    def test_the_module_must_have_found_what_the_kernel_is(self):
+        # A nofix kernel on which the module passed: the row fails even though
+        # module and probe "agree" (both wrong).
+        ok, detail = probe_checks.judge(True, 'regression', module('pass'),
+                                        fake_summary(False))
+        self.assertFalse(ok)
+        self.assertIn("not 'regression'", detail)
+
+    def test_another_kernel(self):
+        ok, detail = probe_checks.judge(False, 'pass', module('pass', release='x'),
+                                        fake_summary(False))
+        self.assertFalse(ok)
+        self.assertIn('not the same kernel', detail)
+
+    def test_wrongfix(self):
+        ok, detail = probe_checks.judge(False, 'wrongfix', module('wrongfix'),
+                                        fake_summary(False))
+        self.assertTrue(ok, detail)
+        self.assertIn('write 512/512 fast', detail)
+        self.assertIn('cannot see', detail)
+        # The probe sees a bug: the half both see disagrees.
+        self.assertFalse(probe_checks.judge(False, 'wrongfix', module('wrongfix'),
+                                            fake_summary(True))[0])
+        # The probe claims to have judged the long-term pin: it cannot.
+        ok, detail = probe_checks.judge(False, 'wrongfix', module('wrongfix'),
+                                        fake_summary(False, unseen='pass'))
+        self.assertFalse(ok)
+        self.assertIn('longterm_write_pin: pass', detail)
+        # The module did not find the wrong fix on the wrong-fix kernel.
+        self.assertFalse(probe_checks.judge(False, 'wrongfix', module('pass'),
+                                            fake_summary(False))[0])
+
+    def test_no_verdict_from_the_probe(self):
+        self.assertFalse(probe_checks.judge(False, 'pass', module('pass'),
+                                            fake_summary(None))[0])
+        self.assertFalse(probe_checks.judge(False, 'wrongfix', module('wrongfix'),
+                                            fake_summary(None))[0])
 
 
 if __name__ == '__main__':

@@ -166,6 +166,55 @@ class DigestTest(unittest.TestCase):
         self.assertEqual(len(set(digests)), len(digests))
 
 
+class FilesKeyTest(unittest.TestCase):
+    """The config files' digest in a source kernel's cache key."""
+
+    def configs(self, files):
+        d = tempfile.TemporaryDirectory()
+        self.addCleanup(d.cleanup)
+        for name, text in files.items():
+            (Path(d.name) / name).write_text(text)
+        return mock.patch.object(kconfig, 'CONFIGS', Path(d.name))
+
+    FILES = {'base.config': 'CONFIG_A=y\n', 'debug.config': 'CONFIG_B=y\n',
+             'arm64-64k.config': 'CONFIG_C=y\n'}
+
+    def test_changes_with_the_variants_own_files_only(self):
+        with self.configs(self.FILES):
+            default, debug = kconfig.files_key('default'), kconfig.files_key('debug')
+            arm = kconfig.files_key('default', 'arm64')
+        self.assertRegex(default, r'^cfg[0-9a-f]{8}$')
+        self.assertEqual(len({default, debug, arm}), 3)
+        # A new line in base.config: new keys for default and debug, not arm64.
+        with self.configs(dict(self.FILES, **{'base.config': 'CONFIG_A=y\nCONFIG_NET=y\n'})):
+            self.assertNotEqual(kconfig.files_key('default'), default)
+            self.assertNotEqual(kconfig.files_key('debug'), debug)
+            self.assertEqual(kconfig.files_key('default', 'arm64'), arm)
+        # debug.config edited: the default kernels keep theirs.
+        with self.configs(dict(self.FILES, **{'debug.config': 'CONFIG_B=n\n'})):
+            self.assertEqual(kconfig.files_key('default'), default)
+            self.assertNotEqual(kconfig.files_key('debug'), debug)
+
+    def test_unknown_variant(self):
+        with self.assertRaisesRegex(RunnerError, "unknown config variant 'debgu'"):
+            kconfig.files_key('debgu')
+
+
+class ProbeNeedsTest(unittest.TestCase):
+    """What the module-free probe needs of a source kernel (its producer,
+    af_packet's TX ring; /proc/kpageflags; its trigger and control) is
+    asked for by every base fragment, amd64 and arm64 alike."""
+
+    def test_base_fragments(self):
+        need = {'CONFIG_NET': 'y', 'CONFIG_PACKET': 'y', 'CONFIG_PROC_PAGE_MONITOR': 'y',
+                'CONFIG_FUTEX': 'y', 'CONFIG_SHMEM': 'y', 'CONFIG_PROC_FS': 'y',
+                'CONFIG_ADVISE_SYSCALLS': 'y'}
+        for name in ('base.config', 'arm64-64k.config'):
+            opts = kconfig.parse((kconfig.CONFIGS / name).read_text())
+            with self.subTest(fragment=name):
+                self.assertEqual({k: opts.get(k) for k in need}, need)
+
+
 class FragmentsTest(unittest.TestCase):
 
     def test_default_and_debug(self):
