@@ -51,7 +51,7 @@ LONG_TARGETS = {"check", "check-arm64", "survey", "bench-fix", "bench-debian",
 # A reader's own values, filled in for the run (said in the report).
 PLACEHOLDERS = {
     "/lib/modules/$(uname -r)/build":
-        "$(ls -d ~/.cache/gupnm/kernels/linux-source-6.12-*-nofix-default | tail -n1)/build",
+        "$(ls -td ~/.cache/gupnm/kernels/linux-source-6.12-*-nofix-default/build-cfg* | head -n1)",
     "<linux>": "$(runner/linux-source-base.sh 7.3)",
 }
 VERDICT_CODES = (0, 1)
