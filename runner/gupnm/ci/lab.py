@@ -286,7 +286,7 @@ def check_kselftest(args) -> Path | None:
     if args.skipfile is not None and not args.skipfile.is_file():
         raise UsageError(f"--skipfile {args.skipfile} is not a file: name a "
                          "kselftest.sh skipfile (collection:test regexes)")
-    return linaro.locate(args.linaro)
+    return linaro.locate(args.linaro, has_option=True)
 
 
 def cmd_kselftest(args, results_dir, meta) -> int:

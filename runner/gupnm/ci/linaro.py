@@ -99,23 +99,26 @@ class Params:
         return [f"KST_LINARO_{k}='{v}'" for k, v in self.__dict__.items()]
 
 
-def locate(option: str | None = None) -> Path:
-    """The test-definitions checkout: --linaro, else $GUPNM_LINARO, else the
-    shared peers copy; UsageError (exit 2) saying what to do when it is not
-    there or lacks a file kselftest.sh needs."""
+def locate(option: str | None = None, *, has_option: bool = False) -> Path:
+    """The test-definitions checkout: --linaro (@has_option: the command
+    has that option), else $GUPNM_LINARO, else the shared peers copy;
+    UsageError (exit 2) saying what to do when it is not there or lacks a
+    file kselftest.sh needs."""
     given = option or os.environ.get(ENV_VAR) or ""
     where = ("--linaro" if option else f"${ENV_VAR}" if given
              else "the default")
     path = Path(given or DEFAULT)
+    how = (f"pass --linaro DIR or set {ENV_VAR}=DIR" if has_option or option
+           else f"set {ENV_VAR}=DIR")
     if not path.is_dir():
         raise UsageError(
             f"Linaro's test-definitions not found at {path} ({where}): clone "
-            "https://github.com/Linaro/test-definitions and pass --linaro DIR "
-            f"or set {ENV_VAR}=DIR (it is run from there, unmodified)")
+            f"https://github.com/Linaro/test-definitions and {how} (it is run "
+            "from there, unmodified)")
     missing = [str(n) for n in NEEDED if not (path / n).is_file()]
     if missing:
         raise UsageError(f"{path} ({where}) is not a test-definitions checkout: "
-                         f"no {', '.join(missing)}; pass --linaro DIR")
+                         f"no {', '.join(missing)}; {how}")
     return path.resolve()
 
 

@@ -382,6 +382,17 @@ class Linaro(unittest.TestCase):
                 linaro.locate(str(td))
             self.assertIn('parse-output.py', str(cm.exception))
 
+    def test_the_hint_names_only_what_the_command_has(self):
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.dict(os.environ, {'GUPNM_LINARO': str(Path(tmp) / 'none')}):
+            with self.assertRaises(UsageError) as lava_cm:
+                linaro.locate(None)             # gupnm-run lava: no --linaro
+            with self.assertRaises(UsageError) as ks_cm:
+                linaro.locate(None, has_option=True)
+        self.assertNotIn('--linaro', str(lava_cm.exception))
+        self.assertIn('GUPNM_LINARO=DIR', str(lava_cm.exception))
+        self.assertIn('pass --linaro DIR', str(ks_cm.exception))
+
     @unittest.skipUnless(PEERS.is_dir(), 'the shared peers copy is not here')
     def test_the_shared_copy_is_complete(self):
         self.assertEqual(linaro.locate(str(PEERS)), PEERS.resolve())
