@@ -503,16 +503,32 @@ def summary(spec: str, res: ProbeResult, *, where: str, why: str,
             "problems": problems, "notes": notes or [],
             "seconds": round(seconds, 2),
             "files": {"probe": "probe.txt", "ktap": "ktap.txt",
-                      "summary": "probe-summary.json"}}
+                      "summary": "probe-summary.json", "junit": "junit.xml"}}
+
+
+def junit_view(s: dict) -> dict:
+    """The probe's summary in the shape report/junit.py reads (a case per
+    KTAP result, the kernel, the exit code), so a CI gets junit.xml from the
+    probe as from the module."""
+    arch = (s.get("kernel_source") or {}).get("arch") or "amd64"
+    return {"spec": s["spec"], "exit_code": s["exit_code"], "verdict": s["verdict"],
+            "outcome": s["outcome"], "problems": s["problems"], "command": "gupnm_probe",
+            "kernel": {"release": s["kernel_release"], "source": {"arch": arch}},
+            "durations": {"total": s["seconds"]},
+            "cases": [{"number": n, "name": r["name"], "status": r["status"],
+                       "reason": r.get("reason") or None, "diagnostics": []}
+                      for n, r in enumerate(s["results"], 1)]}
 
 
 def write_reports(outdir: Path, s: dict) -> None:
+    from .report import junit
     probe_txt = outdir / "probe.txt"
     if probe_txt.exists():
         shutil.copyfile(probe_txt, outdir / "ktap.txt")
     tmp = outdir / ".probe-summary.json.tmp"
     tmp.write_text(json.dumps(s, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, outdir / "probe-summary.json")
+    junit.write(outdir / "junit.xml", junit_view(s))
 
 
 def cmd_run(args, outdir: Path) -> int:

@@ -452,3 +452,21 @@ class Guest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class JunitTest(unittest.TestCase):
+    """The probe's reports carry junit.xml, valid against Jenkins' schema."""
+
+    def test_a_real_probe_output_as_junit(self):
+        from gupnm.report import junit, junit_xsd
+        res = load("debian-6.12.118.txt")
+        s = probe.summary("debian:6.12", res, where="guest", why="probe: test",
+                          release="6.12.118+deb13-amd64", seconds=4.2)
+        xml = junit.to_string(probe.junit_view(s))
+        self.assertEqual(junit_xsd.errors(xml), [])
+        self.assertIn('classname="debian-6.12.amd64.gupnm_probe"', xml)
+        failed = [r["name"] for r in s["results"] if r["status"] == "fail"]
+        self.assertTrue(failed)
+        for name in failed:
+            self.assertIn(f'name="{name}"', xml)
+        self.assertEqual(xml.count("<failure"), len(failed))
