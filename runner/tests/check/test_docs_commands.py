@@ -67,6 +67,16 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(dc._kind("make compare A=SPEC B=SPEC"), "usage")
 
 
+class OnceTest(unittest.TestCase):
+    def test_a_long_command_in_two_documents_runs_once(self):
+        a = [dc.Command("README.md", 9, "make bench-fix", kind="long")]
+        b = [dc.Command("docs/b.md", 3, "make bench-fix", kind="long"),
+             dc.Command("docs/b.md", 4, "make run", kind="run")]
+        plan = dc.once([a, b])
+        self.assertEqual([c.kind for blk in plan for c in blk], ["long", "repeat", "run"])
+        self.assertIn("README.md:9", dc.not_run(b[0])["why"])
+
+
 class JudgeTest(unittest.TestCase):
     def cmd(self, text, expect=None):
         return dc.Command("x.md", 1, text, expect=expect)
