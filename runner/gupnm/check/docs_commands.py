@@ -51,7 +51,8 @@ LONG_TARGETS = {"check", "check-arm64", "survey", "bench-fix", "bench-debian",
 # A reader's own values, filled in for the run (said in the report).
 PLACEHOLDERS = {
     "/lib/modules/$(uname -r)/build":
-        "$(ls -td ~/.cache/gupnm/kernels/linux-source-6.12-*-nofix-default/build-cfg* | head -n1)",
+        "$(dirname \"$(ls -t ~/.cache/gupnm/kernels/linux-source-6.12-*-nofix-default/"
+        "build-cfg*/Makefile | head -n1)\")",
     "<linux>": "$(runner/linux-source-base.sh 7.3)",
 }
 VERDICT_CODES = (0, 1)
@@ -266,20 +267,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=None, help="results folder")
     args = p.parse_args(argv)
     wanted = {"run", "long"} if args.all else {"run"}
-    plan = [[c for c in b if not args.only or re.search(args.only, c.text)]
-            for b in collect()]
-    plan = once(b for b in plan if b)
     if args.list:
-        for c in (c for b in plan for c in b):
+        for c in (c for b in _plan(ROOT, args.only) for c in b):
             print(f"{c.kind:6} {c.where:24} expect={c.expect} {c.text.splitlines()[0]}")
         return 0
-    return _run(plan, wanted, args.out)
-
-
-def _run(plan: list[list[Command]], wanted: set[str], out: Path | None) -> int:
-    out = out or Path(tempfile.mkdtemp(prefix="gupnm-docs-"))
+    out = args.out or Path(tempfile.mkdtemp(prefix="gupnm-docs-"))
     out.mkdir(parents=True, exist_ok=True)
     clone = fresh_clone(out / "clone")
+    # The documents as the clone has them: what a reader of HEAD reads.
+    return _run(_plan(clone, args.only), wanted, out, clone)
+
+
+def _plan(root: Path, only: str | None) -> list[list[Command]]:
+    plan = [[c for c in b if not only or re.search(only, c.text)] for b in collect(root)]
+    return once(b for b in plan if b)
+
+
+def _run(plan: list[list[Command]], wanted: set[str], out: Path, clone: Path) -> int:
     (out / "tmp").mkdir(exist_ok=True)
     # A reader's shell: not the make that called us (MAKEFLAGS, MAKELEVEL).
     env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
