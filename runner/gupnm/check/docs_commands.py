@@ -39,12 +39,12 @@ DOCS = ("README.md", "docs")
 COMMAND_WORDS = {"make", "runner/gupnm-run", "runner/gupnm-check", "git", "mkdir",
                  "for", "dpkg-deb", "gcc", "oot/build-module.sh", "mount", "insmod",
                  "/usr/bin/time", "bash", "base=$(runner/linux-source-base.sh",
-                 "./gup_null_mapping", "cd", "cp", "rm", "sed", "rmmod"}
+                 "./gup_null_mapping", "cd", "cp", "rm", "sed", "rmmod", "mountpoint"}
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S")
 # Words that stand for the reader's own values: the line is a usage line.
 PLACEHOLDER = re.compile(r"\b(SPEC|JOB|VMLINUZ|KERNEL:DIR|FILE|DIR|N)\b(?!=)|\[--|\.\.\.\"")
 # Steps for the machine under test, as root, with a module: the guest's init.
-GUEST_WORDS = {"mount", "insmod", "./gup_null_mapping", "rmmod"}
+GUEST_WORDS = {"mount", "mountpoint", "insmod", "./gup_null_mapping", "rmmod"}
 # make targets that take more than a few minutes, run by DOCS=all only.
 LONG_TARGETS = {"check", "check-arm64", "survey", "bench-fix", "bench-debian",
                 "bench-64k", "bench-knobs", "check-full", "check-debug"}
