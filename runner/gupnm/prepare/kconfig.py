@@ -35,18 +35,28 @@ def parse(text: str) -> dict[str, str]:
     return opts
 
 
-def fragments(variant: str, tree: Path | None, with_module: bool) -> list[tuple[str, str]]:
-    """(name, text) of every fragment for a variant (VARIANTS)."""
+def config_files(variant: str, arch: str = "amd64") -> list[tuple[str, str]]:
+    """(name, text) of the runner/configs files of @variant (VARIANTS) for
+    @arch: base.config (an arm64 guest: arm64-64k.config, 64K pages), then
+    the variant's own."""
     if variant not in VARIANTS:
         raise RunnerError(f"unknown config variant '{variant}': use "
                           + " or ".join(VARIANTS))
-    names = ["base.config"] + ([f"{variant}.config"] if variant != "default" else [])
+    names = ["arm64-64k.config" if arch == "arm64" else "base.config"]
+    names += [f"{variant}.config"] if variant != "default" else []
     frags = []
     for name in names:
         path = CONFIGS / name
         if not path.exists():
             raise RunnerError(f"unknown config variant '{variant}' ({path} missing)")
         frags.append((name, path.read_text()))
+    return frags
+
+
+def fragments(variant: str, tree: Path | None, with_module: bool,
+              arch: str = "amd64") -> list[tuple[str, str]]:
+    """(name, text) of every fragment for a variant (VARIANTS) and @arch."""
+    frags = config_files(variant, arch)
     # The tree's own selftest config names the module (the wiring patch is
     # what enables it) and, for the selftests variant, gup_test's options.
     mm = (tree / "tools/testing/selftests/mm/config") if tree else None
@@ -75,16 +85,7 @@ def files_key(variant: str, arch: str = "amd64") -> str:
     """A short digest of the files of runner/configs a source kernel of
     @variant and @arch is configured from (source.build_dir names its build
     directory by it)."""
-    names = ["base.config"] + ([f"{variant}.config"] if variant != "default" else [])
-    if arch == "arm64":
-        names[0] = "arm64-64k.config"
-    frags = []
-    for name in names:
-        path = CONFIGS / name
-        if not path.exists():
-            raise RunnerError(f"unknown config variant '{variant}' ({path} missing)")
-        frags.append((name, path.read_text()))
-    return "cfg" + digest(frags)[:8]
+    return "cfg" + digest(config_files(variant, arch))[:8]
 
 
 def gup_test_tristate(tree: Path) -> bool:

@@ -307,7 +307,7 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
     # prefix from the first patch on); otherwise kernels.prepare builds the
     # series' gup_test out of tree against this build.
     with_module = selection != "none" and kconfig.gup_test_tristate(tree)
-    frags = _fragments(variant, tree, with_module, arch)
+    frags = kconfig.fragments(variant, tree, with_module, arch)
     env = make_env(kroot)
     make = _make_command(tree, build, arch)
     _configure(make, frags, kroot, build, tree, log, env)
@@ -337,17 +337,6 @@ def _checkout(base: Path, head: str, patches: list[Path], kroot: Path,
     elif _git(tree, "rev-parse", "HEAD") != commit or _git(tree, "status",
                                                              "--porcelain", "-uno"):
         _git(tree, "checkout", "-q", "-f", "--detach", commit)
-
-
-def _fragments(variant: str, tree: Path, with_module: bool,
-               arch: str) -> list[tuple[str, str]]:
-    """The config fragments of @variant; an arm64 guest has 64K pages."""
-    frags = kconfig.fragments(variant, tree, with_module)
-    if arch == "arm64":
-        frags = [("arm64-64k.config", (kconfig.CONFIGS / "arm64-64k.config")
-                  .read_text()) if n == "base.config" else (n, text)
-                 for n, text in frags]
-    return frags
 
 
 def _make_command(tree: Path, build: Path, arch: str) -> list[str]:

@@ -217,6 +217,11 @@ class ProbeNeedsTest(unittest.TestCase):
 
 class FragmentsTest(unittest.TestCase):
 
+    def test_an_arm64_guest_has_the_64k_base_and_its_own_key(self):
+        names = [n for n, _ in kconfig.fragments('debug', None, True, 'arm64')]
+        self.assertEqual(names[:2], ['arm64-64k.config', 'debug.config'])
+        self.assertNotEqual(kconfig.files_key('default', 'arm64'), kconfig.files_key('default'))
+
     def test_default_and_debug(self):
         self.assertEqual([n for n, _ in kconfig.fragments('default', None, False)],
                          ['base.config'])
