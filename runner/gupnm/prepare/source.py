@@ -248,14 +248,21 @@ def make_env(kroot: Path) -> dict:
             "KBUILD_BUILD_TIMESTAMP": "2026-01-01"}
 
 
-def prepare(spec: str, selection: str, variant: str = "default",
-            arch: str = "amd64") -> SourceKernel:
+def _resolve(spec: str, selection: str) -> tuple[Path, str, list[Path], str]:
+    """(base git tree, its HEAD, the patches of @selection, the key's stem
+    <base>-<head>-<selection>) of @spec."""
     resolved = resolve_base(spec)
     base = resolved.path
     head = _git(base, "rev-parse", "HEAD")
     patches = series(selection, current_series(base, resolved.series)
                      if selection != "none" else PATCHES / resolved.series)
-    key = f"{_slug(base.name)}-{head[:12]}-{selection}-{variant}"
+    return base, head, patches, f"{_slug(base.name)}-{head[:12]}-{selection}"
+
+
+def prepare(spec: str, selection: str, variant: str = "default",
+            arch: str = "amd64") -> SourceKernel:
+    base, head, patches, stem = _resolve(spec, selection)
+    key = f"{stem}-{variant}"
     if arch != "amd64":
         key += f"-{arch}"
     kroot = cache_dir() / "kernels" / key
@@ -270,12 +277,7 @@ def patched_commit(spec: str, selection: str) -> tuple[Path, str]:
     `prepare(spec, selection)` builds, made in a scratch index of its own
     (no checkout, no wait on a kernel build's lock), for what only reads
     the tree (selftests built from it: kselftest_build)."""
-    resolved = resolve_base(spec)
-    base = resolved.path
-    head = _git(base, "rev-parse", "HEAD")
-    patches = series(selection, current_series(base, resolved.series)
-                     if selection != "none" else PATCHES / resolved.series)
-    key = f"{_slug(base.name)}-{head[:12]}-{selection}"
+    base, head, patches, key = _resolve(spec, selection)
     scratch = cache_dir() / "patched" / key
     scratch.mkdir(parents=True, exist_ok=True)
     with locked(cache_dir() / "locks" / f"patched-{key}.lock"):
