@@ -3,8 +3,6 @@
 reports. No VM runs: the boot and lava-run are mocked where a command
 would reach them (the real runs are in docs/lab-commands.md)."""
 
-import contextlib
-import io
 import json
 import os
 import shutil
@@ -21,22 +19,13 @@ from gupnm.ci import kselftest_paths, lab, lava, linaro  # noqa: E402
 from gupnm.host import UsageError  # noqa: E402
 from gupnm.parse import console  # noqa: E402
 from gupnm.report import schema  # noqa: E402
+from tests.test_cli import call  # noqa: E402  (cli.main -> rc, stdout, stderr)
 
 PEERS = linaro.DEFAULT
 OURS_PASS = [("mm_ksft_gup_test_sh_gup_null_mapping_verdict_anon_read", "pass"),
              ("mm_ksft_gup_test_sh_gup_null_mapping_verdict_shadow_read", "pass"),
              ("mm_ksft_gup_test_sh_gup_null_mapping_verdict_shadow_longterm_write", "pass"),
              ("mm_ksft_gup_test_sh_gup_null_mapping", "pass")]
-
-
-def call(argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = cli.main(argv)
-        except SystemExit as e:
-            rc = ('exit', e.code)
-    return rc, out.getvalue(), err.getvalue()
 
 
 def with_result(pairs, name, result):
