@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     t = Tally()
     bases = _setup(t)
     if bases is None:
-        print(f"{t.passed} passed, {t.failed} failed")
+        t.end()
         return 1
     if args.numa is not None:
         numa.check(t, args.numa)
@@ -375,8 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# make check{' (debug)' if args.debug else ''} took {minutes:.1f} min")
     if t.failures:
         print("# failed: " + "; ".join(t.failures))
-    print(f"{t.passed} passed, {t.failed} failed")
-    return 1 if t.failed else 0
+    return t.end()
 
 
 def _parser() -> argparse.ArgumentParser:

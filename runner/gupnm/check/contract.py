@@ -419,8 +419,7 @@ def main(argv: list[str] | None = None) -> int:
         check_fresh_machine(t)
     else:
         run_all(t, fresh=not args.no_fresh)
-    print(f"{t.passed} passed, {t.failed} failed")
-    return 1 if t.failed else 0
+    return t.end()
 
 
 if __name__ == "__main__":

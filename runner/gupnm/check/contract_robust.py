@@ -304,5 +304,4 @@ if __name__ == "__main__":
         run_all(tally, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{tally.passed} passed, {tally.failed} failed")
-    sys.exit(1 if tally.failed else 0)
+    sys.exit(tally.end())

@@ -185,8 +185,7 @@ def check(t: Tally, cases=CASES) -> None:
 def main() -> int:
     t = Tally()
     check(t)
-    print(f"{t.passed} passed, {t.failed} failed")
-    return 1 if t.failed else 0
+    return t.end()
 
 
 if __name__ == "__main__":

@@ -100,8 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     for spec, secs in times.items():
         print(f"# {spec}: boot to result "
               + (f"{secs:.1f} s" if secs is not None else "none"))
-    print(f"{t.passed} passed, {t.failed} failed")
-    return 1 if t.failed else 0
+    return t.end()
 
 
 if __name__ == "__main__":

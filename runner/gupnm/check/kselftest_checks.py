@@ -273,8 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         for job, spec, bug in LAVA_RUNS:
             check_lava(t, job, spec, bug)
         check_lava_splat(t)
-    print(f"{t.passed} passed, {t.failed} failed")
-    return 1 if t.failed else 0
+    return t.end()
 
 
 if __name__ == "__main__":

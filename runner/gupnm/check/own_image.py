@@ -118,8 +118,7 @@ def main() -> int:
         check(t, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{t.passed} passed, {t.failed} failed")
-    return 1 if t.failed else 0
+    return t.end()
 
 
 if __name__ == "__main__":

@@ -32,3 +32,9 @@ class Tally:
         except RunnerError as err:
             ok, detail = False, str(err)
         return self.record(name, ok, detail)
+
+    def end(self) -> int:
+        """Print the totals line; the command's exit status: 1 when a check
+        failed, else 0."""
+        print(f"{self.passed} passed, {self.failed} failed")
+        return 1 if self.failed else 0
