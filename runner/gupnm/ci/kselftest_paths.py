@@ -28,7 +28,7 @@ from pathlib import Path
 from ..guest import initramfs, qemu
 from ..host import REPO, RunnerError, progress
 from ..parse.status import parse_status
-from ..prepare import kernels, kselftest_build, source
+from ..prepare import kernels, kselftest_arm64, kselftest_build, source
 from . import linaro, tapflat
 
 GUEST_SCRIPT = REPO / "runner" / "guest" / "kselftest-paths.sh"
@@ -75,14 +75,6 @@ class Outcome:
     console: str
     outdir: Path
     booted: str | None = None    # the release the console's banner names
-
-
-def _is_elf(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(4) == b"\x7fELF"
-    except OSError:
-        return False
 
 
 def _walk(top: Path, base: Path) -> list[str]:
@@ -164,7 +156,7 @@ def copy_selftest_libs(built: kselftest_build.Built, root: Path) -> None:
     programs (libc, libm, libcap, libnuma, liburing, ...) into @root."""
     for top in (built.install, built.tree / kselftest_build.SELFTESTS / "mm"):
         for f in sorted(top.rglob("*")):
-            if f.is_file() and not f.is_symlink() and _is_elf(f):
+            if f.is_file() and not f.is_symlink() and kselftest_arm64.is_elf(f):
                 initramfs.copy_libs(str(f), root)
 
 
