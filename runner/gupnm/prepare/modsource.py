@@ -29,7 +29,8 @@ def gup_test_source() -> Path:
         h.update((REPO / name).read_bytes())
     out = cache_dir() / "gup_test-source" / h.hexdigest()[:20]
     with locked(cache_dir() / "locks" / f"gup_test-source-{out.name}.lock"):
-        if not (out / "include/mm/gup_test.h").exists():
+        if not (out / "include/mm/gup_test.h").exists() or \
+                not selftest_libs(out)[0].exists():
             tmp = Path(tempfile.mkdtemp(prefix=".src-", dir=_mkdir(out.parent)))
             run([REPO / "oot/gup_test-source.sh", tmp], what="gup_test source")
             (tmp / "include/mm").mkdir(parents=True)
@@ -37,6 +38,18 @@ def gup_test_source() -> Path:
             shutil.rmtree(out, ignore_errors=True)
             os.replace(tmp, out)
     return out
+
+
+def selftest_includes(src: Path) -> list[Path]:
+    """-I directories of the test, in @src (gup_test_source()): <mm/gup_test.h>,
+    "kselftest.h" and "vm_util.h", and the base's <linux/fs.h>, which comes
+    before the system's older one."""
+    return [src / "include", src / "uapi", src / "selftests", src / "selftests/mm"]
+
+
+def selftest_libs(src: Path) -> list[Path]:
+    """What the test links with, as the selftests/mm Makefile has it."""
+    return [src / "selftests/mm/vm_util.c"]
 
 
 def _mkdir(p: Path) -> Path:
