@@ -453,6 +453,7 @@ def _vm_checks(t: Tally, args: argparse.Namespace) -> None:
     debug kernels, the runner's contract, the kselftest paths and LAVA."""
     progress("VM matrix")
     module_runs = matrix.run_matrix(t)
+    matrix.run_unasked(t)
     progress("the module-free probe on the matrix's Debian kernels")
     probe_checks.vm_checks(t, module_runs)
     progress(f"NUMA pressure, {NUMA_SHORT_RUNS} runs per kernel "

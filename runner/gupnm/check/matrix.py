@@ -294,5 +294,32 @@ def run_matrix(t) -> dict[str, dict]:
     return _run(t, MATRIX, "default", "")
 
 
+# A kernel with the fix whose gup_test is built in from a tree without the
+# series (6.12 configured as kselftest labs do): the test cannot ask, so it
+# skips, and the runner's verdict comes from the probe, never a FAIL.
+UNASKED = ("source:debian-6.12:all", "kselftest")
+
+
+def run_unasked(t) -> None:
+    from .. import probe
+    from ..cli import run_one
+    spec, config = UNASKED
+    label = f"vm {spec} (--config {config}: gup_test built in, without the command)"
+    outdir = REPO / "results" / f"check-{config}-{datetime.now():%Y%m%d-%H%M%S}"
+    args = _args("default", "")
+    args.config = config
+    out = boot(t, label, spec, args, outdir, run_one)
+    if out is None:
+        return
+    s = out.summary
+    t.record(f"{label}: the test skipped, naming the missing command",
+             s.get("exit_status") == 4 and
+             (s.get("skip_reason") or "").startswith("gup_test lacks GUP_FAST_VERDICT"),
+             f"exit status {s.get('exit_status')}, skip: {s.get('skip_reason')}")
+    code = probe.judge_unasked(s, args, outdir)
+    t.record(f"{label}: the runner judged with the probe: PASS (the fix), not FAIL",
+             code == 0 and s.get("exit_code") == 0, f"exit {code}: {s.get('verdict')}")
+
+
 def run_debug(t) -> None:
     _run(t, DEBUG_MATRIX, "debug", DEBUG_TEST_ARGS)
