@@ -481,6 +481,9 @@ def bench_report(s: dict) -> str:
         rows.append(row)
     lines.append(stats.format_table(rows, headers))
     for r in s.get("bench_ratio", []):
+        if r.get("refused"):
+            lines.append(f"         {r['threads']} thread(s): no shadow/anon ratio, "
+                         f"the control is not what it claims: {r['refused']}")
         if r.get("shadow_anon_ratio") is not None:
             lines.append(f"         {r['threads']} thread(s): shadow/anon ratio = "
                          f"{r['shadow_anon_ratio']:.2f}"
