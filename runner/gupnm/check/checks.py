@@ -335,7 +335,8 @@ def run_checkpatch(tree: Path, checkpatch: Path, patch: Path) -> tuple[bool, str
     """checkpatch --strict, with two warnings replaced by real checks.
 
     UNKNOWN_COMMIT_ID: Debian's source tree has no history, so no commit id
-    can be looked up; the Fixes: tag is checked verbatim instead.
+    can be looked up; make patches-to-send runs checkpatch in the sender's
+    tree, which can (check.sending).
     MISSING_SIGN_OFF: the committed drafts carry no Signed-off-by (no DCO
     without a person); make patches-to-send adds the sender's, which
     check_series checks.
