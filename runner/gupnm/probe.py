@@ -586,8 +586,8 @@ def cmd_run(args, outdir: Path) -> int:
 
 
 # Where the test could not ask: the kernel's own gup_test lacks what it needs
-# (built in, so the runner's module cannot stand in for it). Its skip is no
-# verdict: the probe judges the same image.
+# (built in, so the runner's module cannot stand in for it, or the module an
+# image: DIR gave). Its skip is no verdict: the probe judges the same image.
 UNASKED = ("gup_test lacks GUP_FAST_VERDICT", "gup_test cannot be mapped")
 
 
@@ -602,8 +602,8 @@ def judge_unasked(run: dict, args, outdir: Path) -> int | None:
     if run.get("exit_code") != 4 or not reason.startswith(UNASKED) or not image:
         return None
     release = run["kernel"].get("release", "?")
-    why = (f"probe: the test could not ask ({reason}); the kernel's gup_test is "
-           "built in, so the runner's module cannot stand in for it")
+    why = (f"probe: the test could not ask ({reason}): the kernel's own gup_test, "
+           "built in or its own module, stands where the runner's would")
     progress(f"{release}: {why}")
     res, where, notes = run_guest(Path(image), outdir, [], memory_mb=min(args.memory, 1024),
                                   timeout=args.timeout, retries=args.retries,

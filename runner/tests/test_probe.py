@@ -496,7 +496,7 @@ class JudgeUnasked(unittest.TestCase):
             self.assertEqual(code, probe.EXIT_FAIL)
             self.assertEqual((s['exit_code'], s['outcome']), (1, 'fail'))
             self.assertTrue(s['verdict'].startswith('probe: '))
-            self.assertIn('built in', s['notes'][0])
+            self.assertIn('the kernel\'s own gup_test', s['notes'][0])
             self.assertEqual(json.loads((Path(d) / 'summary.json').read_text())['exit_code'], 1)
             self.assertTrue((Path(d) / 'probe-summary.json').exists())
 
