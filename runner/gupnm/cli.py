@@ -25,7 +25,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import traceback
 from datetime import datetime, timezone
@@ -285,8 +284,6 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
     ensure_tools(source_build=spec.startswith("source:"),
                  **({"extra": arm64.TOOLS} if arch == "arm64" else {}))
     t0 = time.monotonic()
-    if not spec.startswith("source:"):
-        _prefetch_kselftest()
     cmd = command.parse(args.command) if getattr(args, "command", None) else None
     variant = args.config
     if cmd and spec.startswith("source:") and variant == "default":
@@ -358,19 +355,6 @@ def _crosscheck(prep: kernels.Prepared, args) -> vmrun.CrossCheck | None:
 # gup_test calls per gup_test run, and test rounds between gup_test runs.
 XCHECK_REPEATS = 100
 XCHECK_ROUNDS = 5
-
-
-def _prefetch_kselftest() -> None:
-    """Take the kselftest headers out of linux-source while the module
-    builds (the first run of a fresh machine): prepare() asks for them
-    after the module, and waits on the same lock instead of doing it again.
-    Errors are left for prepare() to raise."""
-    def fetch() -> None:
-        try:
-            kernels._kselftest_tree()
-        except Exception:       # noqa: BLE001 -- prepare() reports it
-            pass
-    threading.Thread(target=fetch, daemon=True, name="kselftest-prefetch").start()
 
 
 def _crosscheck_lines(s: dict) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..host import REPO, RunnerError, cache_dir, ensure_tools, progress
 from ..prepare import chroot, debian, source
-from ..prepare.modsource import gup_test_source
+from ..prepare.modsource import include_root
 from . import arm64_checks, contract, kselftest_checks, matrix, numa, probe_checks
 from .tally import Tally
 
@@ -82,7 +82,7 @@ def check_module_builds(t: Tally) -> None:
 def _test_includes(base: Path) -> list[str]:
     """-I arguments of the test: <mm/gup_test.h> as the series leaves it,
     "../kselftest.h" from the series' base tree @base."""
-    return ["-I", str(gup_test_source() / "include"),
+    return ["-I", str(include_root()),
             "-I", str(base / "tools/testing/selftests/mm")]
 
 
@@ -124,7 +124,7 @@ def check_cross_builds(t: Tally, base: Path) -> None:
         t.guard(f"host: gup_null_mapping cross-compiles for {arch} ({cc}) with "
                 "-Wall -Wextra -Werror",
                 lambda cc=cc: _cross_build(cc, test, _test_includes(base)))
-    stress_inc = ["-I", str(gup_test_source() / "include"),
+    stress_inc = ["-I", str(include_root()),
                   "-I", str(base / "tools/testing/selftests")]
     t.guard(f"host: gupnm_stress cross-compiles for arm64 ({CROSS_CC}) with "
             "-Wall -Wextra -Werror",
@@ -197,6 +197,23 @@ def _series_is_current(series: str, base: Path) -> tuple[bool, str]:
             return False, out
         rc, diff = _sh(["diff", "-ru", REPO / "patches" / series, tmp])
         return rc == 0, ("patches/ is stale: run make patches\n" + diff)
+
+
+def check_generated(t: Tally, base: Path) -> None:
+    """generated/ is what patchgen/gen-generated.sh writes from @base, the
+    upstream series' base tree, and the series' hunks."""
+    t.guard("generated/ is what patchgen/gen-generated.sh makes (make patches)",
+            lambda: _generated_is_current(base))
+
+
+def _generated_is_current(base: Path) -> tuple[bool, str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "generated"
+        rc, text = _sh([REPO / "patchgen/gen-generated.sh", "-b", base, "-o", out])
+        if rc:
+            return False, text
+        rc, diff = _sh(["diff", "-ru", REPO / "generated", out])
+        return rc == 0, ("generated/ is stale: run make patches\n" + diff)
 
 
 def _git_am(base: Path, am_tree: Path, patches: list[Path]) -> tuple[bool, str]:
@@ -427,6 +444,7 @@ def _host_checks(t: Tally, bases: dict[str, Path]) -> None:
     check_module_builds(t)
     for name, base in bases.items():
         check_series(t, name, base)
+    check_generated(t, bases["upstream"])
     probe_checks.host_checks(t)
     kselftest_checks.host_checks(t)
 

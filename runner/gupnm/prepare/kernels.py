@@ -19,13 +19,12 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..host import REPO, RunnerError, UsageError, cache_dir, locked, owner_tag, progress, run
-from . import apt, cache, chroot, debian, ownimage, source, vmlinux
-from .modsource import MODULE_INPUTS, gup_test_source
+from . import cache, chroot, debian, ownimage, source, vmlinux
+from .modsource import MODULE_INPUTS, gup_test_source, include_root, kselftest_tree
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
 
@@ -221,7 +220,7 @@ def _source_selftest(tree: Path, cc: str = "gcc") -> Path:
     and selection none)."""
     if (tree / SELFTEST).exists():
         return build_selftest(tree / SELFTEST, tree, tree, cc)
-    return build_selftest(REPO / SELFTEST, gup_test_source() / "include", tree, cc)
+    return build_selftest(REPO / SELFTEST, include_root(), tree, cc)
 
 
 def build_selftest(src: Path, include_root: Path, kselftest_tree: Path,
@@ -229,9 +228,11 @@ def build_selftest(src: Path, include_root: Path, kselftest_tree: Path,
     """Static gup_null_mapping from @src, its ABI from @include_root/mm."""
     mm = kselftest_tree / "tools/testing/selftests/mm"
     inputs = [src, include_root / "mm/gup_test.h", mm.parent / "kselftest.h"]
-    # mm/ is the -I target of "../kselftest.h".
-    return _static_build("selftest", "gup_null_mapping", src, inputs, [include_root, mm],
-                         ["-lpthread", "-lm"], cc, mkdirs=(mm,))
+    # mm/ is the -I target of "../kselftest.h" and "vm_util.h", mm/.. of
+    # "kselftest.h".
+    return _static_build("selftest", "gup_null_mapping", src, inputs,
+                         [include_root, mm, mm.parent], ["-lpthread", "-lm"], cc,
+                         mkdirs=(mm,))
 
 
 BENCH = "bench/gup_fast_bench.c"
@@ -239,11 +240,11 @@ BENCH = "bench/gup_fast_bench.c"
 
 def build_bench(cc: str = "gcc") -> Path:
     """Static gup_fast_bench (bench/, not part of any series): its ABI from
-    the series' mm/gup_test.h (gup_test_source()), kselftest.h from
-    linux-source-6.12; cached by content."""
+    the series' mm/gup_test.h, kselftest.h from generated/ (modsource);
+    cached by content."""
     src = REPO / BENCH
-    include = gup_test_source() / "include"
-    selftests = _kselftest_tree() / "tools/testing/selftests"
+    include = include_root()
+    selftests = kselftest_tree() / "tools/testing/selftests"
     # mm/ is the -I target of "../kselftest.h".
     return _static_build("bench", "gup_fast_bench", src,
                          [src, include / "mm/gup_test.h", selftests / "kselftest.h"],
@@ -256,93 +257,15 @@ STRESS = "hardening/gupnm_stress.c"
 
 def build_stress(cc: str = "gcc") -> Path:
     """Static gupnm_stress (hardening/, not part of any series), built like
-    the test against the series' gup_test header and linux-source-6.12's
-    kselftest.h; cached by content."""
+    the test against the series' gup_test header and the kselftest.h of
+    generated/ (modsource); cached by content."""
     src = REPO / STRESS
-    include = gup_test_source() / "include"
-    selftests = _kselftest_tree() / "tools/testing/selftests"
+    include = include_root()
+    selftests = kselftest_tree() / "tools/testing/selftests"
     return _static_build("stress", "gupnm_stress", src,
                          [src, include / "mm/gup_test.h",
                           selftests / "kselftest.h"],
                          [include, selftests], ["-lpthread"], cc)
-
-
-# What the test needs from a kernel tree besides its own source.
-KSELFTEST_MEMBERS = "*/tools/testing/selftests/kselftest*.h"
-KSELFTEST_SERIES = "6.12"
-
-
-def _kselftest_tree() -> Path:
-    """A tree holding only the kselftest headers of linux-source-6.12.
-
-    Building the test for a binary kernel needs tools/testing/selftests/
-    kselftest.h and nothing else from a kernel tree: those files are
-    streamed out of the linux-source package (its tarball is never
-    unpacked) into a small cache entry named by the package's sha256.
-    """
-    deb = _linux_source_deb(KSELFTEST_SERIES)
-    st = deb.stat()
-    store = cache_dir() / "kselftest"
-    store.mkdir(parents=True, exist_ok=True)
-    index = store / f"{deb.name}.{st.st_size}.{st.st_mtime_ns}.key"
-    if index.exists():
-        tree = store / index.read_text().strip()
-        if (tree / "tools/testing/selftests/kselftest.h").exists():
-            return tree
-    key = vmlinux.content_key(deb)[:20]
-    tree = store / key
-    with locked(cache_dir() / "locks" / f"kselftest-{key}.lock"):
-        if not (tree / "tools/testing/selftests/kselftest.h").exists():
-            progress(f"taking the kselftest headers out of {deb.name}")
-            tmp = Path(tempfile.mkdtemp(prefix=f".unpack-{owner_tag()}-", dir=store))
-            try:
-                script = ('dpkg-deb --fsys-tarfile "$1" | '
-                          'tar -xO --wildcards "./usr/src/linux-source-*.tar.xz" | '
-                          'xz -dc | tar -x -C "$2" --wildcards "$3"')
-                run(["bash", "-o", "pipefail", "-c", script, "-", deb, tmp,
-                     KSELFTEST_MEMBERS], what=f"extracting kselftest headers from {deb.name}")
-                found = sorted(tmp.glob("*/tools/testing/selftests/kselftest.h"))
-                if not found:
-                    raise RunnerError(f"{deb} holds no tools/testing/selftests/"
-                                      f"kselftest.h; remove it and retry")
-                shutil.rmtree(tree, ignore_errors=True)
-                os.replace(found[0].parents[3], tree)
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
-    index.write_text(key + "\n")
-    return tree
-
-
-def _linux_source_deb(series: str) -> Path:
-    """The linux-source-SERIES package file, downloaded into the cache."""
-    fetch = getattr(debian, "download_source", None)   # the apt layer, when it has one
-    if fetch:
-        return fetch(series)
-    pkg = f"linux-source-{series}"
-    debs = cache_dir() / "debs"
-    debs.mkdir(parents=True, exist_ok=True)
-    with locked(cache_dir() / "locks" / f"{pkg}-deb.lock"):
-        version = apt.host_candidate(pkg, debs)
-        if version:
-            file = debs / f"{pkg}_{version.replace(':', '%3a')}_all.deb"
-            if file.exists():
-                return file
-        found = sorted(debs.glob(f"{pkg}_*_all.deb"))
-        if not version and found:
-            return found[-1]
-        if not version:
-            raise RunnerError(f"no candidate for {pkg}: run apt-get update (as "
-                              "root) and check that Debian's security suite is "
-                              "in the apt sources")
-        progress(f"downloading {pkg} {version} (for the kselftest headers)")
-        t0 = time.monotonic()
-        run(["apt-get", "download", "-q", f"{pkg}={version}"], cwd=debs,
-            what=f"apt-get download {pkg}")
-        progress(f"downloaded {pkg} in {time.monotonic() - t0:.1f}s")
-        found = sorted(debs.glob(f"{pkg}_*_all.deb"), key=lambda p: p.stat().st_mtime)
-        if not found:
-            raise RunnerError(f"apt-get download left no {pkg} .deb in {debs}")
-        return found[-1]
 
 
 def _release_of(kdir: Path) -> str:
@@ -374,8 +297,8 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
                               "source (source:debian-6.12)")
         k = debian.fetch(args[0])
         module = build_module(k.kdir, k.release, k)
-        binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
-                                _kselftest_tree())
+        binary = build_selftest(REPO / SELFTEST, include_root(),
+                                kselftest_tree())
         image = vmlinux.uncompressed(k.image) or k.image
         return Prepared(spec, k.release, image, module, binary, None,
                         {"kind": "debian", "release": k.release,
@@ -463,8 +386,8 @@ def _prepare_image(spec: str, image: Path, moddir: Path) -> Prepared:
     if not image.exists():
         raise UsageError(f"kernel image {image} does not exist")
     release, module, built = _image_module(moddir)
-    binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
-                            _kselftest_tree())
+    binary = build_selftest(REPO / SELFTEST, include_root(),
+                            kselftest_tree())
     boot_image = vmlinux.uncompressed(image) or image
     return Prepared(spec, release, boot_image, module, binary, None,
                     {"kind": "image", "image": str(image), "modules": str(moddir),
@@ -497,8 +420,8 @@ def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepa
                          f"(source:debian-6.12:all|nofix|wrongfix), not {what}")
     k = debian.fetch(args[0], arm64.ARCH)
     module = build_module(k.kdir, k.release, k)
-    binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
-                            _kselftest_tree(), cc=arm64.selftest_cc())
+    binary = build_selftest(REPO / SELFTEST, include_root(),
+                            kselftest_tree(), cc=arm64.selftest_cc())
     # Debian's arm64 vmlinuz is an uncompressed Image: QEMU boots it as is.
     return Prepared(spec, k.release, k.image, module, binary, None,
                     {"kind": "debian", "release": k.release, "arch": arm64.ARCH,

@@ -143,7 +143,7 @@ class PrepareTest(unittest.TestCase):
         tree = Path('/k')
         k = self._source_kernel(tree, None)
         with mock.patch.object(source, 'prepare', return_value=k), \
-                mock.patch.object(kernels, 'gup_test_source', return_value=Path('/gts')), \
+                mock.patch.object(kernels, 'include_root', return_value=Path('/gts/include')), \
                 mock.patch.object(kernels, 'build_module', return_value=Path('/m.ko')) as bm, \
                 mock.patch.object(kernels, 'build_selftest', return_value=Path('/bin/t')) as bs:
             prep = kernels.prepare('source:debian-6.12:none', variant='debug')
