@@ -3,10 +3,15 @@
 runner/debian-apt.sh writes an apt configuration in the cache that lists
 every suite (bookworm ... sid) with package lists of its own; this module
 runs apt-cache and apt-get with APT_CONFIG pointing at it, so the host's
-apt sources and state are never read or changed.
+apt sources and state are never read or changed. Within `with
+only_suite(S):` every call uses the lists of suite S alone (debian-apt.sh
+--suite S: a few MB where every suite's are about 650 MB), for a kernel
+named by its suite.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import os
 import re
@@ -18,27 +23,53 @@ from pathlib import Path
 
 from ..host import REPO, RunnerError, owner_tag, run
 
-_CONF: str | None = None
+# suite (None: every suite) -> its configuration, once per process.
+_CONF: dict[str | None, str] = {}
+# The suite whose lists alone apt is asked of (only_suite); None: every suite.
+_SUITE: contextvars.ContextVar[str | None] = contextvars.ContextVar("suite", default=None)
 
 
 SCRIPT = REPO / "runner" / "debian-apt.sh"
 
 
+@contextlib.contextmanager
+def only_suite(suite: str):
+    """Within it, apt is asked of @suite's own lists only."""
+    token = _SUITE.set(suite)
+    try:
+        yield
+    finally:
+        _SUITE.reset(token)
+
+
+def current_suite() -> str | None:
+    """The suite of only_suite() in force, None outside it."""
+    return _SUITE.get()
+
+
 def conf() -> str:
-    """Path of the runner's apt configuration (lists fetched when stale)."""
-    global _CONF
-    if _CONF is None:
-        _CONF = _fresh_conf() or run(
-            [SCRIPT], what="runner/debian-apt.sh (the runner's Debian package "
+    """Path of the runner's apt configuration (lists fetched when stale):
+    every suite's, or one suite's within only_suite()."""
+    suite = _SUITE.get()
+    if suite not in _CONF:
+        args = [SCRIPT, *(("--suite", suite) if suite else ())]
+        _CONF[suite] = _fresh_conf(suite=suite) or run(
+            args, what="runner/debian-apt.sh (the runner's Debian package "
             "lists)").strip().splitlines()[-1]
-    return _CONF
+    return _CONF[suite]
 
 
-def _fresh_conf(now: float | None = None) -> str | None:
+def state_dir(suite: str | None = None) -> Path:
+    """Where debian-apt.sh keeps the lists of every suite, or of @suite."""
+    base = Path(os.environ.get("GUPNM_CACHE", Path.home() / ".cache" / "gupnm")) / "apt"
+    return base / f"suite-{suite}" if suite else base
+
+
+def _fresh_conf(now: float | None = None, suite: str | None = None) -> str | None:
     """The configuration debian-apt.sh wrote, when running it again would
     change nothing: written by this very script (not older than it), lists
     younger than GUPNM_APT_MAX_AGE minutes (its rule). None otherwise."""
-    base = Path(os.environ.get("GUPNM_CACHE", Path.home() / ".cache" / "gupnm")) / "apt"
+    base = state_dir(suite)
     path, stamp = base / "apt.conf", base / "lists" / ".gupnm-updated"
     try:
         max_age = float(os.environ.get("GUPNM_APT_MAX_AGE", "360")) * 60

@@ -17,6 +17,7 @@ into the cache, keyed by the image package's SHA256, never installed.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -68,7 +69,8 @@ class DebianKernel:
     root: Path            # where the packages were unpacked
     packages: list[str]   # name=version of every package unpacked
     offered: Offered | None = None
-    debs: list[Path] = field(default_factory=list)
+    debs: list[Path] = field(default_factory=list)   # may be dropped: present_debs()
+    suite: str | None = None    # the suite whose lists alone it came through
 
 
 def version_key(text: str) -> tuple:
@@ -110,7 +112,7 @@ def catalogue(arch: str = "amd64") -> list[Offered]:
     """Every kernel release Debian offers for @arch, oldest first; cached
     per state of the runner's apt lists (apt-cache takes seconds)."""
     stamp = apt.lists_stamp()
-    cached = cache_dir() / "apt" / f"catalogue-{arch}.json"
+    cached = Path(apt.conf()).parent / f"catalogue-{arch}.json"
     if stamp and cached.exists():
         try:
             data = json.loads(cached.read_text())
@@ -239,7 +241,18 @@ def dep_versions(offered: Offered, pkgs: list[str]) -> dict[str, str]:
 
 
 def fetch(spec: str, arch: str = "amd64") -> DebianKernel:
-    """Download and unpack a Debian kernel with its headers; cached."""
+    """Download and unpack a Debian kernel with its headers; cached. A
+    kernel named by its suite (debian:bookworm-security, make run's
+    default) is picked, downloaded and unpacked through that suite's lists
+    alone: the newest of a suite is in the suite, and so are its headers'
+    packages."""
+    if spec in SUITES:
+        with apt.only_suite(spec):
+            return _fetch(spec, arch)
+    return _fetch(spec, arch)
+
+
+def _fetch(spec: str, arch: str) -> DebianKernel:
     offered = select(spec, catalogue(arch), arch)
     sha = apt.field(offered.image_pkg, offered.version, "SHA256", arch)
     if not sha:
@@ -307,7 +320,30 @@ def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
                               f"{root} and retry")
     return DebianKernel(rel, image, kdir, root,
                         [_name_version(d) for d in debs],
-                        offered, debs)
+                        offered, debs, apt.current_suite())
+
+
+def drop_debs(k: DebianKernel) -> None:
+    """Remove @k's .deb files: unpacked, checked (cache.record) and its
+    module built, the kernel needs them no more (present_debs() fetches
+    them again for a build root or a copy of the packages)."""
+    for deb in k.debs:
+        deb.unlink(missing_ok=True)
+
+
+def present_debs(k: DebianKernel) -> list[Path]:
+    """@k's .deb files, each downloaded again if drop_debs() removed it,
+    through the lists @k came through."""
+    out = []
+    for deb in k.debs:
+        if not deb.exists():
+            name, version = _name_version(deb).split("=", 1)
+            arch = deb.name.rsplit("_", 1)[-1].removesuffix(".deb")
+            arch = k.offered.arch if arch == "all" and k.offered else arch
+            with apt.only_suite(k.suite) if k.suite else contextlib.nullcontext():
+                deb = apt.download(name, version, deb.parent, arch)
+        out.append(deb)
+    return out
 
 
 def _name_version(deb: Path) -> str:

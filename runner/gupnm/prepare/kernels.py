@@ -124,7 +124,8 @@ def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
             # the kernel's own suite that has it.
             suite, root = chroot.pick_root(chroot.compiler_of(cc)[1],
                                            dk.offered.suites)
-            chroot.install_headers(root, dk.debs, dk.release)
+            chroot.install_headers(root, dk.debs, dk.release,
+                                   lambda: debian.present_debs(dk))
             progress(f"building gup_test.ko with {cc.split(' ')[0]} in "
                      f"the {suite} root {root}")
             chroot.build_module(root, dk.release, tmp, log, ["W=1"])
@@ -153,7 +154,7 @@ def _cross_build(kdir: Path, tmp: Path, log: Path, dk, cc: str) -> None:
              *arm64.kbuild_args(cc)], log=log, what="module cross-build")
         return
     suite, root = chroot.pick_root(arm64.cross_package(cc), dk.offered.suites)
-    chroot.install_headers(root, dk.debs, dk.release)
+    chroot.install_headers(root, dk.debs, dk.release, lambda: debian.present_debs(dk))
     versions = dict(p.split("=", 1) for p in dk.packages)
     arm64.host_kbuild(list(versions), versions, root)
     progress(f"cross-building gup_test.ko with {cc.split(' ')[0]} in the "
@@ -297,6 +298,7 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
                               "source (source:debian-6.12)")
         k = debian.fetch(args[0])
         module = build_module(k.kdir, k.release, k)
+        debian.drop_debs(k)
         binary = build_selftest(REPO / SELFTEST, include_root(),
                                 kselftest_tree())
         image = vmlinux.uncompressed(k.image) or k.image
@@ -420,6 +422,7 @@ def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepa
                          f"(source:debian-6.12:all|nofix|wrongfix), not {what}")
     k = debian.fetch(args[0], arm64.ARCH)
     module = build_module(k.kdir, k.release, k)
+    debian.drop_debs(k)
     binary = build_selftest(REPO / SELFTEST, include_root(),
                             kselftest_tree(), cc=arm64.selftest_cc())
     # Debian's arm64 vmlinuz is an uncompressed Image: QEMU boots it as is.
