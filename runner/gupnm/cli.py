@@ -33,7 +33,8 @@ from pathlib import Path
 from . import command, hostmode, probe, survey, testargs
 from .ci import lab  # gupnm-run kselftest, gupnm-run lava
 from .guest import qemu, vmrun
-from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
+from .host import (REPO, Interrupted, RunnerError, UsageError, ensure_tools, missing_tools,
+                   progress)
 from .parse import console, modload, tap
 from .prepare import arm64, cache, kconfig, kernels, kselftest_build, source, vmlinux
 from .report import figures, results, stats
@@ -281,8 +282,14 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
     args.test_args."""
     check_input(spec, args)
     arch = getattr(args, "arch", "amd64")
-    ensure_tools(source_build=spec.startswith("source:"),
-                 **({"extra": arm64.TOOLS} if arch == "arm64" else {}))
+    tools = {"source_build": spec.startswith("source:"),
+             **({"extra": arm64.TOOLS} if arch == "arm64" else {})}
+    # A fresh machine: the kernel is downloaded and unpacked while the
+    # tools install (it needs only apt and dpkg-deb).
+    fetching = kernels.start_fetch(spec, arch) if missing_tools(**tools) else None
+    ensure_tools(**tools)
+    if fetching:
+        fetching.join()
     t0 = time.monotonic()
     cmd = command.parse(args.command) if getattr(args, "command", None) else None
     variant = args.config

@@ -19,6 +19,8 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -296,19 +298,7 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
         if variant != "default":
             raise RunnerError(f"--config {variant} needs a kernel built from "
                               "source (source:debian-6.12)")
-        k = debian.fetch(args[0])
-        module = build_module(k.kdir, k.release, k)
-        debian.drop_debs(k)
-        binary = build_selftest(REPO / SELFTEST, include_root(),
-                                kselftest_tree())
-        image = vmlinux.uncompressed(k.image) or k.image
-        return Prepared(spec, k.release, image, module, binary, None,
-                        {"kind": "debian", "release": k.release,
-                         "packages": k.packages, "boot_image": str(image),
-                         "version": k.offered.version if k.offered else None,
-                         "suites": k.offered.suites if k.offered else [],
-                         "compiler": debian.cc_version_text(k.kdir)},
-                        config=k.kdir / ".config")
+        return _prepare_debian(spec, args[0])
     if kind == "source":
         tree, sel = args
         k = source.prepare(tree, sel, variant)
@@ -320,6 +310,51 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
                          "selection": sel, "config": variant},
                         config=k.build / ".config", tree=k.tree)
     return _prepare_image(spec, Path(args[0]).resolve(), Path(args[1]).resolve())
+
+
+def _prepare_debian(spec: str, name: str) -> Prepared:
+    """A Debian kernel: fetched and unpacked, its module built, its .debs
+    dropped; the test and the benchmark, which take nothing from the
+    kernel, built beside (2 cores: a fresh machine's first run), and the
+    vmlinux extracted while the module builds. A build beside that fails
+    is raised where its result is asked for."""
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="prepare") as pool:
+        test = pool.submit(build_selftest, REPO / SELFTEST, include_root(),
+                           kselftest_tree())
+        pool.submit(build_bench)        # vmrun asks for it (cached by then)
+        k = debian.fetch(name)
+        boot = pool.submit(vmlinux.uncompressed, k.image)
+        module = build_module(k.kdir, k.release, k)
+        debian.drop_debs(k)
+        image = boot.result() or k.image
+        binary = test.result()
+    return Prepared(spec, k.release, image, module, binary, None,
+                    {"kind": "debian", "release": k.release,
+                     "packages": k.packages, "boot_image": str(image),
+                     "version": k.offered.version if k.offered else None,
+                     "suites": k.offered.suites if k.offered else [],
+                     "compiler": debian.cc_version_text(k.kdir)},
+                    config=k.kdir / ".config")
+
+
+def start_fetch(spec: str, arch: str = "amd64") -> threading.Thread | None:
+    """Fetch and unpack a debian: kernel in a thread while the tools are
+    installed (a fresh machine's first run): apt and dpkg-deb, which every
+    Debian has, are all it needs. The caller joins it before prepare(),
+    which finds the kernel in the cache; an error is left for prepare() to
+    raise. None for other specs."""
+    kind, args = parse_spec(spec)
+    if kind != "debian":
+        return None
+
+    def fetch() -> None:
+        try:
+            debian.fetch(args[0], arch)
+        except Exception:       # noqa: BLE001 -- prepare() reports it
+            pass
+    thread = threading.Thread(target=fetch, daemon=True, name="debian-prefetch")
+    thread.start()
+    return thread
 
 
 def _image_root(kdir: Path, release: str) -> chroot.Bound | None:

@@ -88,6 +88,52 @@ class PrepareTest(unittest.TestCase):
         with self.assertRaises(UsageError):
             kernels.prepare('bogus')
 
+    def _debian_kernel(self):
+        offered = debian.Offered('6.12.118+deb12-amd64', 'amd64',
+                                 'linux-image-6.12.118+deb12-amd64-unsigned',
+                                 '6.12.118-1~deb12u1', ['bookworm-security'], 'unsigned', True)
+        return debian.DebianKernel('6.12.118+deb12-amd64', Path('/r/boot/vmlinuz'),
+                                   Path('/r/usr/src/h'), Path('/r'), ['p=1'], offered, [])
+
+    def test_debian_builds_the_test_beside_the_fetch_and_drops_the_debs(self):
+        """The test and the benchmark need nothing of the kernel: they build
+        while it is fetched; the .debs go once the module is built."""
+        order = []
+        k = self._debian_kernel()
+        with mock.patch.object(debian, 'fetch', side_effect=lambda n: order.append('fetch') or k), \
+                mock.patch.object(debian, 'drop_debs', side_effect=lambda k: order.append('drop')), \
+                mock.patch.object(kernels, 'build_module',
+                                  side_effect=lambda *a: order.append('module') or Path('/m.ko')), \
+                mock.patch.object(kernels, 'build_selftest', return_value=Path('/bin/t')) as bs, \
+                mock.patch.object(kernels, 'build_bench') as bb, \
+                mock.patch.object(kernels.vmlinux, 'uncompressed', return_value=Path('/vmlinux')):
+            prep = kernels.prepare('debian:bookworm-security')
+        self.assertEqual(order, ['fetch', 'module', 'drop'])
+        bs.assert_called_once_with(REPO / kernels.SELFTEST, REPO / 'generated', REPO / 'generated')
+        bb.assert_called_once_with()
+        self.assertEqual((prep.image, prep.module, prep.test_binary),
+                         (Path('/vmlinux'), Path('/m.ko'), Path('/bin/t')))
+        self.assertEqual(prep.source['suites'], ['bookworm-security'])
+
+    def test_debian_test_build_failure_is_raised(self):
+        k = self._debian_kernel()
+        with mock.patch.object(debian, 'fetch', return_value=k), \
+                mock.patch.object(debian, 'drop_debs'), \
+                mock.patch.object(kernels, 'build_module', return_value=Path('/m.ko')), \
+                mock.patch.object(kernels, 'build_selftest', side_effect=RunnerError('cc1: x')), \
+                mock.patch.object(kernels, 'build_bench'), \
+                mock.patch.object(kernels.vmlinux, 'uncompressed', return_value=None):
+            with self.assertRaisesRegex(RunnerError, 'cc1: x'):
+                kernels.prepare('debian:bookworm-security')
+
+    def test_start_fetch_only_for_debian_and_silent_on_errors(self):
+        self.assertIsNone(kernels.start_fetch('source:debian-6.12:all'))
+        with mock.patch.object(debian, 'fetch', side_effect=RunnerError('no network')) as f:
+            thread = kernels.start_fetch('debian:bookworm-security', 'arm64')
+            thread.join(10)
+        self.assertFalse(thread.is_alive())
+        f.assert_called_once_with('bookworm-security', 'arm64')
+
     def test_image_missing(self):
         with tempfile.TemporaryDirectory() as tmp:
             with self.assertRaisesRegex(UsageError, 'does not exist'):
