@@ -284,12 +284,13 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
     arch = getattr(args, "arch", "amd64")
     tools = {"source_build": spec.startswith("source:"),
              **({"extra": arm64.TOOLS} if arch == "arm64" else {})}
-    # A fresh machine: the kernel is downloaded and unpacked while the
-    # tools install (it needs only apt and dpkg-deb).
-    fetching = kernels.start_fetch(spec, arch) if missing_tools(**tools) else None
-    ensure_tools(**tools)
-    if fetching:
-        fetching.join()
+    if missing_tools(**tools):
+        # A fresh machine: the kernel is downloaded and unpacked while the
+        # tools install (it needs only apt and dpkg-deb).
+        fetching = kernels.start_fetch(spec, arch)
+        ensure_tools(**tools)
+        if fetching:
+            fetching.join()
     t0 = time.monotonic()
     cmd = command.parse(args.command) if getattr(args, "command", None) else None
     variant = args.config
