@@ -21,7 +21,9 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
+import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -363,10 +365,16 @@ def _checked_files(tree: Path, release: str) -> list[str]:
 
 def _unpack(deb: Path, dest: Path, pkg: str, offered: Offered,
             version: str | None = None) -> Path:
-    """dpkg-deb -x @deb into @dest; a .deb that does not unpack (cut or
-    corrupt in the cache) is downloaded once more, then reported."""
+    """dpkg-deb -x @deb into @dest (of the image package, the image
+    alone: extract_image); a .deb that does not unpack (cut or corrupt in
+    the cache) is downloaded once more, then reported."""
+    def unpack(deb: Path) -> None:
+        if pkg == offered.image_pkg:
+            extract_image(deb, dest, offered.release)
+        else:
+            run(["dpkg-deb", "-x", deb, dest], what=f"dpkg-deb -x {deb.name}")
     try:
-        run(["dpkg-deb", "-x", deb, dest], what=f"dpkg-deb -x {deb.name}")
+        unpack(deb)
         return deb
     except RunnerError as err:
         first = str(err).splitlines()[-1] if str(err) else "dpkg-deb failed"
@@ -374,13 +382,42 @@ def _unpack(deb: Path, dest: Path, pkg: str, offered: Offered,
     deb.unlink(missing_ok=True)
     deb = apt.download(pkg, version or offered.version, deb.parent, offered.arch)
     try:
-        run(["dpkg-deb", "-x", deb, dest], what=f"dpkg-deb -x {deb.name}")
+        unpack(deb)
     except RunnerError as err:
         raise cache.CacheError(
             f"{deb.name} does not unpack even downloaded afresh "
             f"({str(err).splitlines()[-1]}): runner/gupnm-run cache --clean "
             "sources, then run again") from None
     return deb
+
+
+IMAGE_MEMBERS = ("boot/vmlinuz-{rel}", "usr/lib/modules/{rel}/vmlinuz")
+
+
+def extract_image(deb: Path, dest: Path, rel: str) -> None:
+    """Only the kernel image out of @deb (an -unsigned package also holds
+    every module: about 100 MB for 6.12 that no run uses: the guest loads
+    gup_test.ko alone)."""
+    wanted = {m.format(rel=rel) for m in IMAGE_MEMBERS}
+    proc = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)],
+                            stdout=subprocess.PIPE)
+    found = False
+    try:
+        with tarfile.open(fileobj=proc.stdout, mode="r|*") as tar:
+            for member in tar:
+                name = member.name.lstrip("./")
+                if name in wanted and member.isfile():
+                    out = dest / name
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    with tar.extractfile(member) as src, open(out, "wb") as dst:
+                        shutil.copyfileobj(src, dst)
+                    found = True
+    finally:
+        proc.stdout.close()
+        rc = proc.wait()
+    if rc or not found:
+        raise RunnerError(f"{deb.name}: no {' or '.join(sorted(wanted))} "
+                          f"(dpkg-deb --fsys-tarfile exit {rc})")
 
 
 def _fix_headers(tmp: Path, root: Path, release: str) -> None:

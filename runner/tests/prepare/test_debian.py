@@ -225,6 +225,17 @@ class FetchTest(unittest.TestCase):
                 "r", Path("/i"), Path("/k"), Path("/r"), [], self.offered, [debs / names[0]]))
         dl.assert_not_called()
 
+    def test_the_image_package_gives_its_image_alone(self):
+        """Its modules (about 100 MB for 6.12) are never used: the guest
+        loads gup_test.ko alone."""
+        with mock.patch.object(debian, "extract_image") as ex, \
+                mock.patch.object(debian, "run") as run:
+            debian._unpack(Path("/d/img.deb"), Path("/t"), self.offered.image_pkg, self.offered)
+            debian._unpack(Path("/d/hdr.deb"), Path("/t"), "linux-headers-7.3.4+deb13-amd64",
+                           self.offered)
+        ex.assert_called_once_with(Path("/d/img.deb"), Path("/t"), self.offered.release)
+        self.assertEqual(run.call_args.args[0], ["dpkg-deb", "-x", Path("/d/hdr.deb"), Path("/t")])
+
     def test_binary_layout_image_path(self):
         rel = self.offered.release
         root = self.tmp / "debian" / "k"
