@@ -364,7 +364,8 @@ def _make_run_in(root: Path, log: Path, network: bool = True) -> int | None:
              + (f' KERNEL={BUG_KERNEL}'
                 if "GUPNM_CONTRACT_BUG_KERNEL" in os.environ else ''))
     progress("fresh machine: make run inside it (tools, kernel and headers "
-             "downloaded from nothing)")
+             "downloaded from nothing)" if network else
+             "fresh machine: make run inside it again, without network")
     with open(log, "w") as fh:
         try:
             return subprocess.run(["unshare", "--mount", "--propagation", "private",
