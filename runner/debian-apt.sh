@@ -99,10 +99,18 @@ if [ ! -f "$stamp" ] || [ "$max_age" -eq 0 ] ||
 	what="every Debian suite"
 	[ "$suites" = "$ALL_SUITES" ] || what=$suites
 	echo "debian-apt: fetching package lists of $what into $dir" >&2
-	if ! APT_CONFIG=$conf apt-get update -q >"$dir/update.log" 2>&1; then
+	# --error-on=any: a list that could not be fetched is an error (apt
+	# would say 0 and keep the old one), so the stamp says "fresh" only
+	# when every list is; with older lists there, they serve, and the next
+	# run tries again.
+	if APT_CONFIG=$conf apt-get update -q --error-on=any >"$dir/update.log" 2>&1; then
+		touch "$stamp"
+	elif compgen -G "$dir/lists/*_Packages*" >/dev/null; then
+		echo "debian-apt: warning: not every list could be fetched (log:" \
+			"$dir/update.log): using the lists there are" >&2
+	else
 		tail -n 20 "$dir/update.log" >&2
 		die "apt-get update failed (log: $dir/update.log): is Debian's archive reachable?"
 	fi
-	touch "$stamp"
 fi
 echo "$conf"

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..host import REPO, RunnerError, owner_tag, run
+from ..host import REPO, RunnerError, owner_tag, progress, run
 
 # suite (None: every suite) -> its configuration, once per process.
 _CONF: dict[str | None, str] = {}
@@ -52,11 +52,25 @@ def conf() -> str:
     every suite's, or one suite's within only_suite()."""
     suite = _SUITE.get()
     if suite not in _CONF:
-        args = [SCRIPT, *(("--suite", suite) if suite else ())]
-        _CONF[suite] = _fresh_conf(suite=suite) or run(
-            args, what="runner/debian-apt.sh (the runner's Debian package "
-            "lists)").strip().splitlines()[-1]
+        _CONF[suite] = _fresh_conf(suite=suite) or _update(suite)
     return _CONF[suite]
+
+
+def _update(suite: str | None) -> str:
+    """debian-apt.sh: the lists fetched when stale. Lists once fetched
+    serve when fetching them again fails (no network): a run that has its
+    kernel in the cache goes on, and says so."""
+    args = [SCRIPT, *(("--suite", suite) if suite else ())]
+    try:
+        return run(args, what="runner/debian-apt.sh (the runner's Debian package "
+                   "lists)").strip().splitlines()[-1]
+    except RunnerError as err:
+        old = _fresh_conf(suite=suite, max_age=float("inf"))
+        if not old:
+            raise
+        progress(f"the runner's apt lists could not be fetched again ("
+                 f"{str(err).splitlines()[-1]}): using the ones fetched before")
+        return old
 
 
 def state_dir(suite: str | None = None) -> Path:
@@ -65,14 +79,17 @@ def state_dir(suite: str | None = None) -> Path:
     return base / f"suite-{suite}" if suite else base
 
 
-def _fresh_conf(now: float | None = None, suite: str | None = None) -> str | None:
+def _fresh_conf(now: float | None = None, suite: str | None = None,
+                max_age: float | None = None) -> str | None:
     """The configuration debian-apt.sh wrote, when running it again would
     change nothing: written by this very script (not older than it), lists
-    younger than GUPNM_APT_MAX_AGE minutes (its rule). None otherwise."""
+    younger than GUPNM_APT_MAX_AGE minutes (its rule; @max_age seconds
+    instead when given). None otherwise."""
     base = state_dir(suite)
     path, stamp = base / "apt.conf", base / "lists" / ".gupnm-updated"
     try:
-        max_age = float(os.environ.get("GUPNM_APT_MAX_AGE", "360")) * 60
+        if max_age is None:
+            max_age = float(os.environ.get("GUPNM_APT_MAX_AGE", "360")) * 60
         if path.stat().st_mtime < SCRIPT.stat().st_mtime:
             return None
         age = (now or time.time()) - stamp.stat().st_mtime

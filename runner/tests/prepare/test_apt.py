@@ -115,6 +115,26 @@ class OnlySuiteTest(unittest.TestCase):
             self.assertEqual(apt.state_dir('sid'), Path(d) / 'apt' / 'suite-sid')
             self.assertEqual(apt.state_dir(), Path(d) / 'apt')
 
+    def test_stale_lists_serve_when_they_cannot_be_fetched_again(self):
+        """No network: a warm run goes on with the lists it has, and says so."""
+        with tempfile.TemporaryDirectory() as d:
+            base = Path(d) / 'apt' / 'suite-sid'
+            (base / 'lists').mkdir(parents=True)
+            (base / 'apt.conf').write_text('x')
+            stamp = base / 'lists' / '.gupnm-updated'
+            stamp.write_text('')
+            os.utime(stamp, (1, 1))                           # decades stale
+            with mock.patch.dict(os.environ, {'GUPNM_CACHE': d}), \
+                    mock.patch.dict(apt._CONF, clear=True), \
+                    mock.patch.object(apt, 'progress') as said, \
+                    mock.patch.object(apt, 'run', side_effect=apt.RunnerError(
+                        'debian-apt: error: apt-get update failed')):
+                with apt.only_suite('sid'):
+                    self.assertEqual(apt.conf(), str(base / 'apt.conf'))
+                self.assertIn('using the ones fetched before', said.call_args.args[0])
+                with self.assertRaises(apt.RunnerError):      # never fetched: no lists
+                    apt.conf()
+
     def test_fresh_conf_of_a_suite_is_its_own(self):
         with tempfile.TemporaryDirectory() as d:
             base = Path(d) / 'apt' / 'suite-sid'
