@@ -66,7 +66,7 @@ def check_module_builds(t: Tally) -> None:
         k = debian.fetch(spec)
         cc = debian.cc_version_text(k.kdir)
         _, root = chroot.pick_root(chroot.compiler_of(cc)[1], k.offered.suites)
-        chroot.install_headers(root, k.debs, k.release, lambda: debian.present_debs(k))
+        chroot.install_headers(root, k.debs, k.release, lambda debs: debian.present_debs(k, debs))
         with tempfile.TemporaryDirectory() as out:
             log = Path(out) / "build.log"
             chroot.build_module(root, k.release, Path(out) / "ko", log, ["W=1"])

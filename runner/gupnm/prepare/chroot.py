@@ -153,18 +153,20 @@ def _mk(path: Path) -> Path:
 
 
 def install_headers(root: Path, debs: list[Path], release: str,
-                    present: Callable[[], list[Path]] | None = None) -> Path:
+                    present: Callable[[list[Path]], list[Path]] | None = None) -> Path:
     """Unpack the kernel's header packages inside @root; the headers dir.
-    @present: gives @debs' files, downloading again those dropped since
-    their kernel was unpacked (asked only when @root lacks the headers)."""
+    @present: gives the files of the header packages of @debs, downloading
+    again those dropped since their kernel was unpacked (asked only when
+    @root lacks the headers)."""
     kdir = root / "usr" / "src" / f"linux-headers-{release}"
     key = hashlib.sha256("\n".join(d.name for d in debs).encode()).hexdigest()[:12]
     marker = root / "usr" / "src" / f".gupnm-{release}-{key}"
     with locked(cache_dir() / "locks" / f"chroot-{root.name}.lock"):
         if not marker.exists():
-            for deb in (present() if present else debs):
-                if re.match(r"linux-(headers|kbuild|base|compiler)-", deb.name):
-                    run(["dpkg-deb", "-x", deb, root], what=f"dpkg-deb -x {deb.name}")
+            wanted = [d for d in debs
+                      if re.match(r"linux-(headers|kbuild|base|compiler)-", d.name)]
+            for deb in (present(wanted) if present else wanted):
+                run(["dpkg-deb", "-x", deb, root], what=f"dpkg-deb -x {deb.name}")
             marker.write_text(release + "\n")
     if not (kdir / "Makefile").exists():
         raise RunnerError(f"{kdir}/Makefile missing after unpacking the headers "

@@ -333,11 +333,11 @@ def drop_debs(k: DebianKernel) -> None:
         deb.unlink(missing_ok=True)
 
 
-def present_debs(k: DebianKernel) -> list[Path]:
-    """@k's .deb files, each downloaded again if drop_debs() removed it,
-    through the lists @k came through."""
+def present_debs(k: DebianKernel, debs: list[Path] | None = None) -> list[Path]:
+    """@k's .deb files (@debs of them only, when given), each downloaded
+    again if drop_debs() removed it, through the lists @k came through."""
     out = []
-    for deb in k.debs:
+    for deb in k.debs if debs is None else debs:
         if not deb.exists():
             name, version = _name_version(deb).split("=", 1)
             arch = deb.name.rsplit("_", 1)[-1].removesuffix(".deb")

@@ -127,7 +127,7 @@ def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
             suite, root = chroot.pick_root(chroot.compiler_of(cc)[1],
                                            dk.offered.suites)
             chroot.install_headers(root, dk.debs, dk.release,
-                                   lambda: debian.present_debs(dk))
+                                   lambda debs: debian.present_debs(dk, debs))
             progress(f"building gup_test.ko with {cc.split(' ')[0]} in "
                      f"the {suite} root {root}")
             chroot.build_module(root, dk.release, tmp, log, ["W=1"])
@@ -156,7 +156,8 @@ def _cross_build(kdir: Path, tmp: Path, log: Path, dk, cc: str) -> None:
              *arm64.kbuild_args(cc)], log=log, what="module cross-build")
         return
     suite, root = chroot.pick_root(arm64.cross_package(cc), dk.offered.suites)
-    chroot.install_headers(root, dk.debs, dk.release, lambda: debian.present_debs(dk))
+    chroot.install_headers(root, dk.debs, dk.release,
+                           lambda debs: debian.present_debs(dk, debs))
     versions = dict(p.split("=", 1) for p in dk.packages)
     arm64.host_kbuild(list(versions), versions, root)
     progress(f"cross-building gup_test.ko with {cc.split(' ')[0]} in the "
