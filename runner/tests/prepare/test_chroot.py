@@ -157,8 +157,6 @@ class BoundBuildTest(unittest.TestCase):
                     chroot.build_module(root, REL, root / 'out', root / 'log')
 
 
-
-
 class InstallHeadersTest(unittest.TestCase):
     """The header packages unpacked into a root once; dropped .debs are
     asked of @present (downloaded again), the image never."""
