@@ -342,6 +342,8 @@ def present_debs(k: DebianKernel, debs: list[Path] | None = None) -> list[Path]:
             name, version = _name_version(deb).split("=", 1)
             arch = deb.name.rsplit("_", 1)[-1].removesuffix(".deb")
             arch = k.offered.arch if arch == "all" and k.offered else arch
+            progress(f"downloading {name} {version} again (dropped once "
+                     f"{k.release} was unpacked)")
             with apt.only_suite(k.suite) if k.suite else contextlib.nullcontext():
                 deb = apt.download(name, version, deb.parent, arch)
         out.append(deb)
