@@ -29,6 +29,7 @@
 #   make patches    regenerate patches/ (upstream, stable-6.12) and generated/
 #                   from the repository
 #   make patches-to-send  the same with your git identity, into out/patches
+#                   (MAINLINE=tree UPSTREAM_TREE=mm-new STABLE_6_18=tree)
 #   make survey     a verdict on every amd64 and arm64 Debian kernel (module or probe)
 #   make kernels    every Debian kernel debian: reaches
 #   make unit       the runner's unit tests only
@@ -54,7 +55,7 @@ B ?= source:debian-6.12:all
 .PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64 check-docs check-host check-kernelci-arm64
 
 help:
-	@sed -n '2,45p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,46p' Makefile | sed 's/^# \{0,1\}//'
 
 # make itself exits 2 whenever a recipe fails: the runner's own exit code
 # (README: Exit status) is printed, and pipelines call runner/gupnm-run.
@@ -143,13 +144,25 @@ check-numa:
 patches:
 	patchgen/gen-series.sh upstream
 	patchgen/gen-series.sh stable-6.12
+	patchgen/gen-request.sh stable-6.18
 	patchgen/gen-generated.sh
 
-# The copy to send: From:/Signed-off-by: from your git identity.
+# The copy to send (docs/series.md): From:/Signed-off-by: from your git
+# identity. MAINLINE, your mainline git tree, gives the 6.12 backport
+# upstream's changelog; UPSTREAM_TREE (mm-new or mainline; default
+# MAINLINE) is the tree the upstream series is generated on, with
+# base-commit:, To:/Cc: and checkpatch there; STABLE_6_18, a 6.18.y tree,
+# is where the 6.18 request's cherry-pick is tried.
 OUT ?= out/patches
+MAINLINE ?=
+UPSTREAM_TREE ?= $(MAINLINE)
+STABLE_6_18 ?=
 patches-to-send:
-	patchgen/gen-series.sh -g -o $(OUT)/upstream upstream
-	patchgen/gen-series.sh -g -o $(OUT)/stable-6.12 stable-6.12
+	patchgen/gen-series.sh -g $(if $(UPSTREAM_TREE),-s -b $(UPSTREAM_TREE)) \
+	  -o $(OUT)/upstream upstream
+	patchgen/gen-series.sh -g $(if $(MAINLINE),-m $(MAINLINE)) -o $(OUT)/stable-6.12 stable-6.12
+	patchgen/gen-request.sh -g $(if $(STABLE_6_18),-m $(MAINLINE) -t $(STABLE_6_18)) \
+	  -o $(OUT)/stable-6.18 stable-6.18
 
 # Both arches, each to its end; the worse exit code of the two (3 > 1 > 0).
 SURVEY_ARCHES ?= amd64 arm64

@@ -14,12 +14,15 @@
 # edits (patchgen/upstream/steps) that touches it applied in order.
 # OUTDIR (default generated/) is laid out as a sparse kernel tree:
 # -I OUTDIR gives <mm/gup_test.h>, -I OUTDIR/tools/testing/selftests/mm
-# gives "../kselftest.h" and "vm_util.h". OUTDIR/README says where each
+# gives "../kselftest.h" and "vm_util.h", -I OUTDIR/include/uapi the
+# base's <linux/fs.h> (vm_util.h needs a newer one than older
+# distributions' headers have). OUTDIR/README says where each
 # file came from.
 set -euo pipefail
 
 # The generated files, as paths of the kernel tree.
 FILES=(
+	include/uapi/linux/fs.h
 	mm/gup_test.c
 	mm/gup_test.h
 	tools/testing/selftests/kselftest.h

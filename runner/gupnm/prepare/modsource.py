@@ -13,7 +13,8 @@ from pathlib import Path
 from ..host import REPO
 
 # -I GENERATED gives <mm/gup_test.h>; its tools/testing/selftests/mm gives
-# "../kselftest.h" and "vm_util.h".
+# "../kselftest.h" and "vm_util.h", tools/testing/selftests "kselftest.h",
+# include/uapi <linux/fs.h>.
 GENERATED = REPO / "generated"
 
 MODULE_INPUTS = ["oot/Kbuild", "oot/gup_test_compat.h", "oot/build-module.sh",
@@ -34,3 +35,15 @@ def include_root() -> Path:
 def kselftest_tree() -> Path:
     """A sparse kernel tree holding tools/testing/selftests/kselftest.h."""
     return GENERATED
+
+
+def selftest_includes() -> list[Path]:
+    """-I directories of the test: <mm/gup_test.h>, the base's <linux/fs.h>
+    (before the system's older one), "kselftest.h" and "vm_util.h"."""
+    return [GENERATED, GENERATED / "include/uapi", GENERATED / "tools/testing/selftests",
+            GENERATED / "tools/testing/selftests/mm"]
+
+
+def selftest_libs() -> list[Path]:
+    """What the test links with, as the selftests/mm Makefile has it."""
+    return [GENERATED / "tools/testing/selftests/mm/vm_util.c"]
