@@ -26,7 +26,8 @@
 #   make check-prefixes  build every prefix of both series (real builds)
 #   make check-numa  200 runs on two NUMA nodes under numa_balancing and
 #                   memory pressure, 0 false verdicts (make check: 20)
-#   make patches    regenerate patches/ (upstream, stable-6.12) from the repository
+#   make patches    regenerate patches/ (upstream, stable-6.12) and generated/
+#                   from the repository
 #   make patches-to-send  the same with your git identity, into out/patches
 #                   (MAINLINE=tree UPSTREAM_TREE=mm-new STABLE_6_18=tree)
 #   make survey     a verdict on every amd64 and arm64 Debian kernel (module or probe)
@@ -54,7 +55,7 @@ B ?= source:debian-6.12:all
 .PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64 check-docs check-host check-kernelci-arm64
 
 help:
-	@sed -n '2,44p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,46p' Makefile | sed 's/^# \{0,1\}//'
 
 # make itself exits 2 whenever a recipe fails: the runner's own exit code
 # (README: Exit status) is printed, and pipelines call runner/gupnm-run.
@@ -144,6 +145,7 @@ patches:
 	patchgen/gen-series.sh upstream
 	patchgen/gen-series.sh stable-6.12
 	patchgen/gen-request.sh stable-6.18
+	patchgen/gen-generated.sh
 
 # The copy to send (docs/series.md): From:/Signed-off-by: from your git
 # identity. MAINLINE, your mainline git tree, gives the 6.12 backport

@@ -5,7 +5,7 @@
 # -backports, trixie and the same, sid) for amd64 and arm64, with its own
 # package lists. The host's apt configuration and state are never touched.
 #
-#   runner/debian-apt.sh [--update|--refresh]
+#   runner/debian-apt.sh [--update|--refresh] [--suite SUITE]
 #
 # Prints the path of the configuration file; use it as
 #   APT_CONFIG=$(runner/debian-apt.sh) apt-cache policy linux-source-7.3
@@ -13,6 +13,11 @@
 # minutes (default 360); --update fetches them now if they are older than a
 # minute, --refresh always. A frozen archive whose Release files have expired
 # still works (Acquire::Check-Valid-Until "false").
+#
+# --suite SUITE: one suite's lists only, in a state of its own
+# ($GUPNM_CACHE/apt/suite-SUITE): a kernel named by its suite
+# (debian:bookworm-security, make run's default) needs no other, and one
+# suite's lists are a few MB where every suite's are about 650 MB.
 #
 # Environment: GUPNM_CACHE (default ~/.cache/gupnm), GUPNM_DEBIAN_MIRROR
 # (default http://deb.debian.org), GUPNM_APT_MAX_AGE.
@@ -26,12 +31,28 @@ conf=$dir/apt.conf
 
 die() { echo "debian-apt: error: $*" >&2; exit 1; }
 
-case ${1:-} in
---update) max_age=1 ;;
---refresh) max_age=0 ;;
-"") ;;
-*) echo "usage: $0 [--update|--refresh]" >&2; exit 2 ;;
-esac
+usage() { echo "usage: $0 [--update|--refresh] [--suite SUITE]" >&2; exit 2; }
+ALL_SUITES="bookworm bookworm-updates bookworm-backports bookworm-security"
+ALL_SUITES="$ALL_SUITES trixie trixie-updates trixie-backports trixie-security sid"
+suites=$ALL_SUITES
+while [ $# -gt 0 ]; do
+	case $1 in
+	--update) max_age=1 ;;
+	--refresh) max_age=0 ;;
+	--suite)
+		[ $# -ge 2 ] || usage
+		case " $ALL_SUITES " in
+		*" $2 "*) ;;
+		*) die "no suite '$2': use one of $ALL_SUITES" ;;
+		esac
+		suites=$2
+		dir=$cache/apt/suite-$2
+		conf=$dir/apt.conf
+		shift ;;
+	*) usage ;;
+	esac
+	shift
+done
 
 command -v apt-get >/dev/null || die "apt-get not found: this needs a Debian host."
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
@@ -44,12 +65,11 @@ flock 9
 sources=$dir/sources.list.new
 {
 	opts="[arch=amd64,arm64 signed-by=$keyring]"
-	for suite in bookworm bookworm-updates bookworm-backports \
-		     trixie trixie-updates trixie-backports sid; do
-		echo "deb $opts $mirror/debian $suite main"
-	done
-	for suite in bookworm-security trixie-security; do
-		echo "deb $opts $mirror/debian-security $suite main"
+	for suite in $suites; do
+		case $suite in
+		*-security) echo "deb $opts $mirror/debian-security $suite main" ;;
+		*) echo "deb $opts $mirror/debian $suite main" ;;
+		esac
 	done
 } >"$sources"
 mv "$sources" "$dir/sources.list"
@@ -76,11 +96,21 @@ mv "$conf.new" "$conf"
 stamp=$dir/lists/.gupnm-updated
 if [ ! -f "$stamp" ] || [ "$max_age" -eq 0 ] ||
    [ -n "$(find "$stamp" -mmin +"$max_age")" ]; then
-	echo "debian-apt: fetching package lists of every Debian suite into $dir" >&2
-	if ! APT_CONFIG=$conf apt-get update -q >"$dir/update.log" 2>&1; then
+	what="every Debian suite"
+	[ "$suites" = "$ALL_SUITES" ] || what=$suites
+	echo "debian-apt: fetching package lists of $what into $dir" >&2
+	# --error-on=any: a list that could not be fetched is an error (apt
+	# would say 0 and keep the old one), so the stamp says "fresh" only
+	# when every list is; with older lists there, they serve, and the next
+	# run tries again.
+	if APT_CONFIG=$conf apt-get update -q --error-on=any >"$dir/update.log" 2>&1; then
+		touch "$stamp"
+	elif compgen -G "$dir/lists/*_Packages*" >/dev/null; then
+		echo "debian-apt: warning: not every list could be fetched (log:" \
+			"$dir/update.log): using the lists there are" >&2
+	else
 		tail -n 20 "$dir/update.log" >&2
 		die "apt-get update failed (log: $dir/update.log): is Debian's archive reachable?"
 	fi
-	touch "$stamp"
 fi
 echo "$conf"

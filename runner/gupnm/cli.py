@@ -25,7 +25,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import traceback
 from datetime import datetime, timezone
@@ -34,7 +33,8 @@ from pathlib import Path
 from . import command, hostmode, probe, survey, testargs
 from .ci import lab  # gupnm-run kselftest, gupnm-run lava
 from .guest import qemu, vmrun
-from .host import REPO, Interrupted, RunnerError, UsageError, ensure_tools, progress
+from .host import (REPO, Interrupted, RunnerError, UsageError, ensure_tools, missing_tools,
+                   progress)
 from .parse import console, modload, tap
 from .prepare import arm64, cache, kconfig, kernels, kselftest_build, source, vmlinux
 from .report import figures, results, stats
@@ -284,11 +284,16 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
     args.test_args."""
     check_input(spec, args)
     arch = getattr(args, "arch", "amd64")
-    ensure_tools(source_build=spec.startswith("source:"),
-                 **({"extra": arm64.TOOLS} if arch == "arm64" else {}))
+    tools = {"source_build": spec.startswith("source:"),
+             **({"extra": arm64.TOOLS} if arch == "arm64" else {})}
+    if missing_tools(**tools):
+        # A fresh machine: the kernel is downloaded and unpacked while the
+        # tools install (it needs only apt and dpkg-deb).
+        fetching = kernels.start_fetch(spec, arch)
+        ensure_tools(**tools)
+        if fetching:
+            fetching.join()
     t0 = time.monotonic()
-    if not spec.startswith("source:"):
-        _prefetch_kselftest()
     cmd = command.parse(args.command) if getattr(args, "command", None) else None
     variant = args.config
     if cmd and spec.startswith("source:") and variant == "default":
@@ -360,19 +365,6 @@ def _crosscheck(prep: kernels.Prepared, args) -> vmrun.CrossCheck | None:
 # gup_test calls per gup_test run, and test rounds between gup_test runs.
 XCHECK_REPEATS = 100
 XCHECK_ROUNDS = 5
-
-
-def _prefetch_kselftest() -> None:
-    """Take the kselftest headers out of linux-source while the module
-    builds (the first run of a fresh machine): prepare() asks for them
-    after the module, and waits on the same lock instead of doing it again.
-    Errors are left for prepare() to raise."""
-    def fetch() -> None:
-        try:
-            kernels._kselftest_tree()
-        except Exception:       # noqa: BLE001 -- prepare() reports it
-            pass
-    threading.Thread(target=fetch, daemon=True, name="kselftest-prefetch").start()
 
 
 def _crosscheck_lines(s: dict) -> str:

@@ -296,17 +296,24 @@ def _missing_packages(tools: dict, packages: Sequence[str]) -> list[str]:
     return missing
 
 
-def ensure_tools(*, source_build: bool = False, extra: dict | None = None,
-                 extra_packages: Sequence[str] = ()) -> None:
-    """Install the Debian packages of missing tools (as root), else explain."""
-    global _apt_updated
+def missing_tools(*, source_build: bool = False, extra: dict | None = None,
+                  extra_packages: Sequence[str] = ()) -> list[str]:
+    """The Debian packages ensure_tools() would install (none: [])."""
     tools = dict(TOOLS)
     packages: list[str] = [*PACKAGES, *extra_packages]
     if source_build:
         tools.update(SOURCE_TOOLS)
         packages += SOURCE_PACKAGES
     tools.update(extra or {})
-    missing = _missing_packages(tools, packages)
+    return _missing_packages(tools, packages)
+
+
+def ensure_tools(*, source_build: bool = False, extra: dict | None = None,
+                 extra_packages: Sequence[str] = ()) -> None:
+    """Install the Debian packages of missing tools (as root), else explain."""
+    global _apt_updated
+    missing = missing_tools(source_build=source_build, extra=extra,
+                            extra_packages=extra_packages)
     if not missing:
         return
     # No fsync per unpacked file (as debootstrap and mmdebstrap do): the

@@ -326,35 +326,6 @@ def select_any(spec: str, offers: list, arch: str = "amd64"):
                 (chosen.release, chosen.version, chosen.image_pkg))
 
 
-IMAGE_MEMBERS = ("boot/vmlinuz-{rel}", "usr/lib/modules/{rel}/vmlinuz")
-
-
-def _extract_image(deb: Path, dest: Path, rel: str) -> None:
-    """Only the kernel image out of @deb (an -unsigned package also holds
-    every module: hundreds of MB the probe does not need)."""
-    import tarfile
-    wanted = {m.format(rel=rel) for m in IMAGE_MEMBERS}
-    proc = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)],
-                            stdout=subprocess.PIPE)
-    found = False
-    try:
-        with tarfile.open(fileobj=proc.stdout, mode="r|*") as tar:
-            for member in tar:
-                name = member.name.lstrip("./")
-                if name in wanted and member.isfile():
-                    out = dest / name
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    with tar.extractfile(member) as src, open(out, "wb") as dst:
-                        shutil.copyfileobj(src, dst)
-                    found = True
-    finally:
-        proc.stdout.close()
-        rc = proc.wait()
-    if rc or not found:
-        raise RunnerError(f"{deb.name}: no {' or '.join(sorted(wanted))} "
-                          f"(dpkg-deb --fsys-tarfile exit {rc})")
-
-
 def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
     """A Debian kernel image (image package only: no headers needed), cached
     beside debian.fetch()'s entries and reusing one when it is there."""
@@ -386,7 +357,7 @@ def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
                            cache_dir() / "debs", arch)
         run(["rm", "-rf", tmp, root])
         tmp.mkdir(parents=True)
-        _extract_image(deb, tmp, rel)
+        debian.extract_image(deb, tmp, rel)
         tmp.rename(root)
     for image in (root / "boot" / f"vmlinuz-{rel}",
                   root / "usr/lib/modules" / rel / "vmlinuz"):

@@ -420,6 +420,28 @@ class RunCommandTest(unittest.TestCase):
         et.assert_not_called()
         rd.assert_not_called()
 
+    def test_a_fresh_machine_fetches_the_kernel_while_the_tools_install(self):
+        """debian: with tools missing: the fetch starts before ensure_tools
+        and is joined before prepare; with every tool there, neither."""
+        order = []
+        thread = mock.Mock(join=lambda: order.append('join'))
+        args = argparse.Namespace(config='default', accel='tcg', vcpus=2, memory=1024,
+                                  append='', timeout=300, test_args='', retries=2)
+        for missing, want in ((['qemu-system-x86'], ['fetch', 'tools', 'join', 'prepare']),
+                              ([], ['prepare'])):
+            order.clear()
+            with mock.patch.object(cli, 'missing_tools', return_value=missing), \
+                    mock.patch.object(cli.kernels, 'start_fetch',
+                                      side_effect=lambda s, a: order.append('fetch') or thread), \
+                    mock.patch.object(cli, 'ensure_tools',
+                                      side_effect=lambda **kw: order.append('tools')), \
+                    mock.patch.object(cli, 'run_meta', return_value={}), \
+                    mock.patch.object(cli.kernels, 'prepare', side_effect=lambda *a, **kw:
+                                      order.append('prepare') or mock.Mock(config=None)), \
+                    mock.patch.object(cli.vmrun, 'run', return_value='outcome'):
+                cli.run_one('debian:bookworm-security', args, Path('/o'))
+            self.assertEqual(order, want)
+
     def test_debug_config_needs_a_source_kernel(self):
         with mock.patch.object(cli, 'run_one', side_effect=AssertionError('must not run')):
             rc, _, err = call(['run', '--config', 'debug'])
@@ -477,11 +499,13 @@ class RunCommandTest(unittest.TestCase):
             config='default', accel='tcg', vcpus=2, memory=1024, append='', timeout=300,
             test_args='', retries=2)
         with mock.patch.object(cli, 'ensure_tools') as et, \
+                mock.patch.object(cli, 'missing_tools', return_value=['bc']) as mt, \
                 mock.patch.object(cli, 'run_meta', return_value={}), \
                 mock.patch.object(cli.kernels, 'prepare', return_value=prep) as kp, \
                 mock.patch.object(cli.vmrun, 'run', return_value='outcome') as vr:
             self.assertEqual(cli.run_one('source:debian-6.12:nofix', args, Path('/o')),
                              'outcome')
+        mt.assert_called_once_with(source_build=True)
         et.assert_called_once_with(source_build=True)
         kp.assert_called_once_with('source:debian-6.12:nofix', variant='default')
         # The prepared kernel is left as it was: vmrun decides how to run.

@@ -15,6 +15,7 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gupnm import probe  # noqa: E402
+from gupnm.prepare import debian  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "probe"
 PRODUCERS_WITH_VERDICT = {"packet_tx_ring", "io_uring_sqes", "io_uring_sq_ring",
@@ -413,14 +414,14 @@ class Guest(unittest.TestCase):
                                    "lib/modules/9.9.9/kernel/x.ko": "module"})
                 out = d / "out"
                 out.mkdir()
-                probe._extract_image(deb, out, "9.9.9")
+                debian.extract_image(deb, out, "9.9.9")
                 self.assertEqual((out / image).read_text(), "kernel")
                 self.assertFalse((out / "lib").exists())
 
     def test_a_package_without_the_image(self):
         deb, d = self.deb({"boot/vmlinuz-1.0.0": "another kernel"})
         with self.assertRaises(probe.RunnerError):
-            probe._extract_image(deb, d, "9.9.9")
+            debian.extract_image(deb, d, "9.9.9")
 
     def test_only_debian_specs_are_fetched(self):
         with self.assertRaises(probe.UsageError):
@@ -464,7 +465,7 @@ class JunitTest(unittest.TestCase):
                           release="6.12.118+deb13-amd64", seconds=4.2)
         xml = junit.to_string(probe.junit_view(s))
         self.assertEqual(junit_xsd.errors(xml), [])
-        self.assertIn('classname="debian-6.12.amd64.gupnm_probe"', xml)
+        self.assertIn('classname="debian-6.12-6.12.118+deb13-amd64.amd64.gupnm_probe"', xml)
         failed = [r["name"] for r in s["results"] if r["status"] == "fail"]
         self.assertTrue(failed)
         for name in failed:

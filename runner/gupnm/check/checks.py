@@ -22,7 +22,6 @@ from pathlib import Path
 
 from ..host import REPO, RunnerError, cache_dir, ensure_tools, progress
 from ..prepare import chroot, debian, modsource, source
-from ..prepare.modsource import gup_test_source
 from . import arm64_checks, contract, kselftest_checks, matrix, numa, probe_checks, sending
 from .tally import Tally
 
@@ -66,7 +65,7 @@ def check_module_builds(t: Tally) -> None:
         k = debian.fetch(spec)
         cc = debian.cc_version_text(k.kdir)
         _, root = chroot.pick_root(chroot.compiler_of(cc)[1], k.offered.suites)
-        chroot.install_headers(root, k.debs, k.release)
+        chroot.install_headers(root, k.debs, k.release, lambda debs: debian.present_debs(k, debs))
         with tempfile.TemporaryDirectory() as out:
             log = Path(out) / "build.log"
             chroot.build_module(root, k.release, Path(out) / "ko", log, ["W=1"])
@@ -81,10 +80,9 @@ def check_module_builds(t: Tally) -> None:
 
 def _test_build(cc: str, out: Path) -> list:
     """The test's build command for @cc into @out, as the runner builds it:
-    includes and vm_util.c from the series' base (modsource)."""
-    gts = gup_test_source()
-    incs = [a for inc in modsource.selftest_includes(gts) for a in ("-I", str(inc))]
-    lib = modsource.selftest_libs(gts)[0]
+    includes and vm_util.c from generated/ (modsource)."""
+    incs = [a for inc in modsource.selftest_includes() for a in ("-I", str(inc))]
+    lib = modsource.selftest_libs()[0]
     return ["bash", "-c", '"$1" -O2 "${@:4}" -c -o "$2.o" "$3" && '
             '"$1" -static -O2 -Wall -Wextra -Werror "${@:4}" -o "$2" '
             f'"{REPO / "tools/testing/selftests/mm/gup_null_mapping.c"}" "$2.o" -lpthread -lm',
@@ -131,7 +129,7 @@ def check_cross_builds(t: Tally, base: Path) -> None:
         t.guard(f"host: gup_null_mapping cross-compiles for {arch} ({cc}) with "
                 "-Wall -Wextra -Werror",
                 lambda cc=cc: _cross_build(cc, None, []))
-    stress_inc = ["-I", str(gup_test_source() / "include"),
+    stress_inc = ["-I", str(modsource.include_root()),
                   "-I", str(base / "tools/testing/selftests")]
     t.guard(f"host: gupnm_stress cross-compiles for arm64 ({CROSS_CC}) with "
             "-Wall -Wextra -Werror",
@@ -207,6 +205,23 @@ def _series_is_current(series: str, base: Path) -> tuple[bool, str]:
             return False, out
         rc, diff = _sh(["diff", "-ru", REPO / "patches" / series, tmp])
         return rc == 0, ("patches/ is stale: run make patches\n" + diff)
+
+
+def check_generated(t: Tally, base: Path) -> None:
+    """generated/ is what patchgen/gen-generated.sh writes from @base, the
+    upstream series' base tree, and the series' hunks."""
+    t.guard("generated/ is what patchgen/gen-generated.sh makes (make patches)",
+            lambda: _generated_is_current(base))
+
+
+def _generated_is_current(base: Path) -> tuple[bool, str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "generated"
+        rc, text = _sh([REPO / "patchgen/gen-generated.sh", "-b", base, "-o", out])
+        if rc:
+            return False, text
+        rc, diff = _sh(["diff", "-ru", REPO / "generated", out])
+        return rc == 0, ("generated/ is stale: run make patches\n" + diff)
 
 
 def _git_am(base: Path, am_tree: Path, patches: list[Path]) -> tuple[bool, str]:
@@ -445,6 +460,7 @@ def _host_checks(t: Tally, bases: dict[str, Path]) -> None:
     check_module_builds(t)
     for name, base in bases.items():
         check_series(t, name, base)
+    check_generated(t, bases["upstream"])
     sending.check(t, bases)
     probe_checks.host_checks(t)
     kselftest_checks.host_checks(t)

@@ -296,7 +296,9 @@ def check_fresh_machine(t) -> None:
         t0 = time.monotonic()
         rc = _make_run_in(root, log)
         total = time.monotonic() - t0
-        if _record_fresh_run(t, log, rc, setup_s, total):
+        ok = _record_fresh_run(t, log, rc, setup_s, total)
+        ok = _record_fresh_cache(t, root / "root/.cache/gupnm", log) and ok
+        if _record_warm_run(t, root, work / "make-run-warm.log") and ok:
             shutil.rmtree(work, ignore_errors=True)
     finally:
         if _mounted_under(root):
@@ -325,9 +327,29 @@ def _fresh_root(root: Path) -> tuple[str, float]:
     return "", setup_s
 
 
-def _make_run_in(root: Path, log: Path) -> int | None:
+def _record_warm_run(t, root: Path, log: Path) -> bool:
+    """make run again in @root, in a network namespace of its own (no
+    network at all): the warm path reaches the same verdict; ok?"""
+    t0 = time.monotonic()
+    rc = _make_run_in(root, log, network=False)
+    total = time.monotonic() - t0
+    text = log.read_text(errors="replace")
+    verdict = re.search(r"^verdict: (.*)$", text, re.M)
+    code = re.search(r"^exit:\s+(\d+)$", text, re.M)
+    ok = bool(verdict and BUG_MESSAGE in verdict.group(1) and code
+              and code.group(1) == "1")
+    print(f"# fresh machine: a second make run, without network: {total:.1f}s; "
+          f"make exit {rc}", flush=True)
+    t.record("fresh machine: a second make run needs no network (a network "
+             "namespace of its own): the same verdict (exit 1, bug present)", ok,
+             f"make exit {rc}; see {log}\n" + text[-3000:])
+    return ok
+
+
+def _make_run_in(root: Path, log: Path, network: bool = True) -> int | None:
     """`make run` as the README writes it, chrooted into @root, output to
-    @log; make's exit code (None: timed out)."""
+    @log; make's exit code (None: timed out). @network False: in a network
+    namespace of its own, with no interface up but lo's."""
     # Mounts live in a private mount namespace: they vanish with it,
     # whatever happens to the run.
     # The root is bind-mounted onto itself first: "/" of a real machine
@@ -342,10 +364,12 @@ def _make_run_in(root: Path, log: Path) -> int | None:
              + (f' KERNEL={BUG_KERNEL}'
                 if "GUPNM_CONTRACT_BUG_KERNEL" in os.environ else ''))
     progress("fresh machine: make run inside it (tools, kernel and headers "
-             "downloaded from nothing)")
+             "downloaded from nothing)" if network else
+             "fresh machine: make run inside it again, without network")
     with open(log, "w") as fh:
         try:
             return subprocess.run(["unshare", "--mount", "--propagation", "private",
+                                   *([] if network else ["--net"]),
                                    "bash", "-c", inner, "-", str(root)], stdout=fh,
                                   stderr=subprocess.STDOUT, timeout=FRESH_TIMEOUT).returncode
         except subprocess.TimeoutExpired:
@@ -368,6 +392,47 @@ def _record_fresh_run(t, log: Path, rc: int | None, setup_s: float, total: float
              "reaches the verdict (exit 1, bug present)", ok,
              f"make exit {rc}; see {log}\n" + text[-4000:])
     return ok
+
+
+# What one make run may leave in the cache of a fresh machine (issue 30):
+# the unpacked kernel and headers, the module, the test, a vmlinux, one
+# suite's apt lists; never a kernel source.
+FRESH_CACHE_LIMIT = 600 * 1024 * 1024
+
+
+def _record_fresh_cache(t, cache: Path, log: Path) -> bool:
+    """What make run left in the fresh root's cache: no linux-source
+    package fetched or unpacked, and under FRESH_CACHE_LIMIT; ok?"""
+    sources = sorted(str(p.relative_to(cache)) for p in cache.rglob("linux-source*"))
+    said = [line for line in log.read_text(errors="replace").splitlines()
+            if "linux-source" in line]
+    t.record("fresh machine: make run's default path fetched no linux-source "
+             "package", cache.is_dir() and not sources and not said,
+             "\n".join(sources + said) or f"no cache at {cache}")
+    size = _tree_bytes(cache)
+    print(f"# fresh machine: the cache after make run holds {size / 2**20:.0f} MiB "
+          + ", ".join(f"{p.name} {_tree_bytes(p) / 2**20:.0f}"
+                      for p in sorted(cache.iterdir()) if p.is_dir())
+          if cache.is_dir() else "# fresh machine: no cache", flush=True)
+    t.record(f"fresh machine: the cache after make run holds at most "
+             f"{FRESH_CACHE_LIMIT // 2**20} MiB", cache.is_dir()
+             and size <= FRESH_CACHE_LIMIT, f"{size / 2**20:.0f} MiB in {cache}")
+    return not sources and not said and size <= FRESH_CACHE_LIMIT
+
+
+def _tree_bytes(path: Path) -> int:
+    """Bytes of the files under @path (each hard link once)."""
+    seen, total = set(), 0
+    for dirpath, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                st = os.lstat(os.path.join(dirpath, name))
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
+    return total
 
 
 def downloading_seconds(text: str) -> float:

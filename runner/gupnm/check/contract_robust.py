@@ -37,8 +37,7 @@ from ..prepare import cache
 from .contract_run import BUG_KERNEL, BUG_MESSAGE, GUPNM, gupnm, qemu_processes
 
 # Cache groups the private copy of the cache takes (hard links).
-COPIED = ("apt", "debian", "debs", "gup_test-source", "kselftest", "modules", "selftest",
-          "vmlinux")
+COPIED = ("apt", "debian", "debs", "modules", "selftest", "bench", "vmlinux")
 
 
 def _no_traceback(run) -> bool:

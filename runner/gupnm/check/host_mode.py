@@ -57,8 +57,7 @@ CASES = (
 )
 # Groups of the cache the guest reads (the host's, read-only); what it
 # writes (modules, locks) goes to its own /tmp.
-READ_ONLY = ("src", "selftest", "gup_test-source", "probe", "busybox", "apt",
-             "kselftest")
+READ_ONLY = ("src", "selftest", "probe", "busybox", "apt")
 # Settings, modules and mounts; not the counters beside the settings.
 STATE = ("grep -r . /proc/sys/vm /sys/kernel/mm/transparent_hugepage "
          "/sys/kernel/mm/hugepages 2>/dev/null | grep -Ev "
@@ -69,7 +68,6 @@ GUEST = """set -u
 {binds}
 mkdir -p /tmp/gc/modules /tmp/gc/locks /tmp/gc/tmp
 for x in {groups}; do ln -s {cache}/$x /tmp/gc/$x; done
-mkdir /tmp/gc/debs && ln -s {kselftest_deb} /tmp/gc/debs/
 export GUPNM_CACHE=/tmp/gc
 state() {{ {state}; }}
 state >/tmp/before
@@ -114,8 +112,7 @@ def boot(case: Case) -> tuple[dict, str, float]:
     """One guest: the runner's JSON summary, the raw output, seconds."""
     k = debian.fetch(case.spec)
     script = GUEST.format(binds=_binds(k, case.headers), groups=" ".join(READ_ONLY),
-                          cache=cache_dir(), state=STATE,
-                          kselftest_deb=kernels._linux_source_deb(kernels.KSELFTEST_SERIES))
+                          cache=cache_dir(), state=STATE)
     tool = vng()
     tmp = cache_dir() / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)

@@ -46,7 +46,8 @@ def check(t, tmp: Path) -> None:
     k = debian.fetch(KERNEL)
     image = k.image.relative_to(k.root)
     full, bare = tmp / "own-full", tmp / "own-bare"
-    _unpack(k.debs, full)
+    debs = debian.present_debs(k)      # dropped after the unpack: again
+    _unpack(debs, full)
     r = gupnm(["run", "--kernel", f"image:{full / image}:{full}", "--results",
                str(tmp / "own-full-results")])
     s = r.summary or {}
@@ -55,7 +56,7 @@ def check(t, tmp: Path) -> None:
              r.rc == 1 and BUG_MESSAGE in (s.get("verdict") or "")
              and (s.get("kernel") or {}).get("booted_release") == k.release,
              r.detail())
-    _unpack([d for d in k.debs if d.name.startswith(
+    _unpack([d for d in debs if d.name.startswith(
         (f"{k.offered.image_pkg}_", f"linux-headers-{k.release}_"))], bare)
     r = gupnm(["run", "--kernel", f"image:{bare / image}:{bare}", "--results",
                str(tmp / "own-bare-results")], timeout=120)
@@ -74,7 +75,7 @@ def check_root(t, tmp: Path, suite: str) -> tuple[Path, Path]:
     k = debian.fetch(suite)
     folder = tmp / f"own-{suite}"
     image = k.image.relative_to(k.root)
-    _unpack(k.debs, folder)
+    _unpack(debian.present_debs(k), folder)
     r = gupnm(["run", "--kernel", f"image:{folder / image}:{folder}", "--results",
                str(tmp / f"own-{suite}-results")])
     s = r.summary or {}

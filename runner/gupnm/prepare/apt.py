@@ -3,10 +3,15 @@
 runner/debian-apt.sh writes an apt configuration in the cache that lists
 every suite (bookworm ... sid) with package lists of its own; this module
 runs apt-cache and apt-get with APT_CONFIG pointing at it, so the host's
-apt sources and state are never read or changed.
+apt sources and state are never read or changed. Within `with
+only_suite(S):` every call uses the lists of suite S alone (debian-apt.sh
+--suite S: a few MB where every suite's are about 650 MB), for a kernel
+named by its suite.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import os
 import re
@@ -16,32 +21,75 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..host import REPO, RunnerError, owner_tag, run
+from ..host import REPO, RunnerError, owner_tag, progress, run
 
-_CONF: str | None = None
+# suite (None: every suite) -> its configuration, once per process.
+_CONF: dict[str | None, str] = {}
+# The suite whose lists alone apt is asked of (only_suite); None: every suite.
+_SUITE: contextvars.ContextVar[str | None] = contextvars.ContextVar("suite", default=None)
 
 
 SCRIPT = REPO / "runner" / "debian-apt.sh"
 
 
+@contextlib.contextmanager
+def only_suite(suite: str):
+    """Within it, apt is asked of @suite's own lists only."""
+    token = _SUITE.set(suite)
+    try:
+        yield
+    finally:
+        _SUITE.reset(token)
+
+
+def current_suite() -> str | None:
+    """The suite of only_suite() in force, None outside it."""
+    return _SUITE.get()
+
+
 def conf() -> str:
-    """Path of the runner's apt configuration (lists fetched when stale)."""
-    global _CONF
-    if _CONF is None:
-        _CONF = _fresh_conf() or run(
-            [SCRIPT], what="runner/debian-apt.sh (the runner's Debian package "
-            "lists)").strip().splitlines()[-1]
-    return _CONF
+    """Path of the runner's apt configuration (lists fetched when stale):
+    every suite's, or one suite's within only_suite()."""
+    suite = _SUITE.get()
+    if suite not in _CONF:
+        _CONF[suite] = _fresh_conf(suite=suite) or _update(suite)
+    return _CONF[suite]
 
 
-def _fresh_conf(now: float | None = None) -> str | None:
+def _update(suite: str | None) -> str:
+    """debian-apt.sh: the lists fetched when stale. Lists once fetched
+    serve when fetching them again fails (no network): a run that has its
+    kernel in the cache goes on, and says so."""
+    args = [SCRIPT, *(("--suite", suite) if suite else ())]
+    try:
+        return run(args, what="runner/debian-apt.sh (the runner's Debian package "
+                   "lists)").strip().splitlines()[-1]
+    except RunnerError as err:
+        old = _fresh_conf(suite=suite, max_age=float("inf"))
+        if not old:
+            raise
+        progress(f"the runner's apt lists could not be fetched again ("
+                 f"{str(err).splitlines()[-1]}): using the ones fetched before")
+        return old
+
+
+def state_dir(suite: str | None = None) -> Path:
+    """Where debian-apt.sh keeps the lists of every suite, or of @suite."""
+    base = Path(os.environ.get("GUPNM_CACHE", Path.home() / ".cache" / "gupnm")) / "apt"
+    return base / f"suite-{suite}" if suite else base
+
+
+def _fresh_conf(now: float | None = None, suite: str | None = None,
+                max_age: float | None = None) -> str | None:
     """The configuration debian-apt.sh wrote, when running it again would
     change nothing: written by this very script (not older than it), lists
-    younger than GUPNM_APT_MAX_AGE minutes (its rule). None otherwise."""
-    base = Path(os.environ.get("GUPNM_CACHE", Path.home() / ".cache" / "gupnm")) / "apt"
+    younger than GUPNM_APT_MAX_AGE minutes (its rule; @max_age seconds
+    instead when given). None otherwise."""
+    base = state_dir(suite)
     path, stamp = base / "apt.conf", base / "lists" / ".gupnm-updated"
     try:
-        max_age = float(os.environ.get("GUPNM_APT_MAX_AGE", "360")) * 60
+        if max_age is None:
+            max_age = float(os.environ.get("GUPNM_APT_MAX_AGE", "360")) * 60
         if path.stat().st_mtime < SCRIPT.stat().st_mtime:
             return None
         age = (now or time.time()) - stamp.stat().st_mtime

@@ -4,10 +4,14 @@ The cache (GUPNM_CACHE, default ~/.cache/gupnm) is grouped by what a user
 would clean:
 
   kernels   unpacked Debian kernels, source-kernel trees and builds, modules,
-            extracted vmlinux files, test and stress binaries, kselftest
-            headers, series
-  sources   downloaded packages (debs/), linux-source git bases (src/), the
-            runner's own apt lists (apt/)
+            extracted vmlinux files, test, benchmark and stress binaries,
+            series (and what older runners kept: kselftest headers, the
+            series' gup_test source, now in the repository's generated/)
+  sources   downloaded packages (debs/: a Debian kernel's are dropped once
+            it is unpacked and its module built), linux-source git bases
+            (src/: source kernels and make patches only), the runner's own
+            apt lists (apt/: every suite's, and one suite's alone in
+            apt/suite-SUITE for debian:SUITE)
   ccache    the compiler cache of kernel builds
   chroots   per-suite build roots
   results   this clone's results/ folders (not in the cache)
@@ -31,9 +35,9 @@ from typing import Callable, Iterable
 from ..host import REPO, RunnerError, UsageError, cache_dir, owner_alive, progress
 
 GROUPS = {
-    "kernels": ("debian", "kernels", "modules", "vmlinux", "selftest",
-                "kselftest", "stress", "series", "tmp", "probe", "debian-image",
-                "image-kbuild"),
+    "kernels": ("debian", "kernels", "modules", "vmlinux", "selftest", "bench",
+                "kselftest", "gup_test-source", "stress", "series", "tmp", "probe",
+                "debian-image", "image-kbuild"),
     "sources": ("debs", "src", "apt"),
     "ccache": ("ccache",),
     "chroots": ("chroots",),

@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..host import (REPO, RunnerError, UsageError, cache_dir, ensure_tools, locked,
                     progress, run)
@@ -151,16 +152,21 @@ def _mk(path: Path) -> Path:
     return path
 
 
-def install_headers(root: Path, debs: list[Path], release: str) -> Path:
-    """Unpack the kernel's header packages inside @root; the headers dir."""
+def install_headers(root: Path, debs: list[Path], release: str,
+                    present: Callable[[list[Path]], list[Path]] | None = None) -> Path:
+    """Unpack the kernel's header packages inside @root; the headers dir.
+    @present: gives the files of the header packages of @debs, downloading
+    again those dropped since their kernel was unpacked (asked only when
+    @root lacks the headers)."""
     kdir = root / "usr" / "src" / f"linux-headers-{release}"
     key = hashlib.sha256("\n".join(d.name for d in debs).encode()).hexdigest()[:12]
     marker = root / "usr" / "src" / f".gupnm-{release}-{key}"
     with locked(cache_dir() / "locks" / f"chroot-{root.name}.lock"):
         if not marker.exists():
-            for deb in debs:
-                if re.match(r"linux-(headers|kbuild|base|compiler)-", deb.name):
-                    run(["dpkg-deb", "-x", deb, root], what=f"dpkg-deb -x {deb.name}")
+            wanted = [d for d in debs
+                      if re.match(r"linux-(headers|kbuild|base|compiler)-", d.name)]
+            for deb in (present(wanted) if present else wanted):
+                run(["dpkg-deb", "-x", deb, root], what=f"dpkg-deb -x {deb.name}")
             marker.write_text(release + "\n")
     if not (kdir / "Makefile").exists():
         raise RunnerError(f"{kdir}/Makefile missing after unpacking the headers "

@@ -17,10 +17,13 @@ into the cache, keyed by the image package's SHA256, never installed.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
+import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,7 +71,8 @@ class DebianKernel:
     root: Path            # where the packages were unpacked
     packages: list[str]   # name=version of every package unpacked
     offered: Offered | None = None
-    debs: list[Path] = field(default_factory=list)
+    debs: list[Path] = field(default_factory=list)   # may be dropped: present_debs()
+    suite: str | None = None    # the suite whose lists alone it came through
 
 
 def version_key(text: str) -> tuple:
@@ -110,7 +114,7 @@ def catalogue(arch: str = "amd64") -> list[Offered]:
     """Every kernel release Debian offers for @arch, oldest first; cached
     per state of the runner's apt lists (apt-cache takes seconds)."""
     stamp = apt.lists_stamp()
-    cached = cache_dir() / "apt" / f"catalogue-{arch}.json"
+    cached = Path(apt.conf()).parent / f"catalogue-{arch}.json"
     if stamp and cached.exists():
         try:
             data = json.loads(cached.read_text())
@@ -239,7 +243,18 @@ def dep_versions(offered: Offered, pkgs: list[str]) -> dict[str, str]:
 
 
 def fetch(spec: str, arch: str = "amd64") -> DebianKernel:
-    """Download and unpack a Debian kernel with its headers; cached."""
+    """Download and unpack a Debian kernel with its headers; cached. A
+    kernel named by its suite (debian:bookworm-security, make run's
+    default) is picked, downloaded and unpacked through that suite's lists
+    alone: the newest of a suite is in the suite, and so are its headers'
+    packages."""
+    if spec in SUITES:
+        with apt.only_suite(spec):
+            return _fetch(spec, arch)
+    return _fetch(spec, arch)
+
+
+def _fetch(spec: str, arch: str) -> DebianKernel:
     offered = select(spec, catalogue(arch), arch)
     sha = apt.field(offered.image_pkg, offered.version, "SHA256", arch)
     if not sha:
@@ -307,7 +322,32 @@ def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
                               f"{root} and retry")
     return DebianKernel(rel, image, kdir, root,
                         [_name_version(d) for d in debs],
-                        offered, debs)
+                        offered, debs, apt.current_suite())
+
+
+def drop_debs(k: DebianKernel) -> None:
+    """Remove @k's .deb files: unpacked, checked (cache.record) and its
+    module built, the kernel needs them no more (present_debs() fetches
+    them again for a build root or a copy of the packages)."""
+    for deb in k.debs:
+        deb.unlink(missing_ok=True)
+
+
+def present_debs(k: DebianKernel, debs: list[Path] | None = None) -> list[Path]:
+    """@k's .deb files (@debs of them only, when given), each downloaded
+    again if drop_debs() removed it, through the lists @k came through."""
+    out = []
+    for deb in k.debs if debs is None else debs:
+        if not deb.exists():
+            name, version = _name_version(deb).split("=", 1)
+            arch = deb.name.rsplit("_", 1)[-1].removesuffix(".deb")
+            arch = k.offered.arch if arch == "all" and k.offered else arch
+            progress(f"downloading {name} {version} again (dropped once "
+                     f"{k.release} was unpacked)")
+            with apt.only_suite(k.suite) if k.suite else contextlib.nullcontext():
+                deb = apt.download(name, version, deb.parent, arch)
+        out.append(deb)
+    return out
 
 
 def _name_version(deb: Path) -> str:
@@ -327,10 +367,16 @@ def _checked_files(tree: Path, release: str) -> list[str]:
 
 def _unpack(deb: Path, dest: Path, pkg: str, offered: Offered,
             version: str | None = None) -> Path:
-    """dpkg-deb -x @deb into @dest; a .deb that does not unpack (cut or
-    corrupt in the cache) is downloaded once more, then reported."""
+    """dpkg-deb -x @deb into @dest (of the image package, the image
+    alone: extract_image); a .deb that does not unpack (cut or corrupt in
+    the cache) is downloaded once more, then reported."""
+    def unpack(deb: Path) -> None:
+        if pkg == offered.image_pkg:
+            extract_image(deb, dest, offered.release)
+        else:
+            run(["dpkg-deb", "-x", deb, dest], what=f"dpkg-deb -x {deb.name}")
     try:
-        run(["dpkg-deb", "-x", deb, dest], what=f"dpkg-deb -x {deb.name}")
+        unpack(deb)
         return deb
     except RunnerError as err:
         first = str(err).splitlines()[-1] if str(err) else "dpkg-deb failed"
@@ -338,13 +384,42 @@ def _unpack(deb: Path, dest: Path, pkg: str, offered: Offered,
     deb.unlink(missing_ok=True)
     deb = apt.download(pkg, version or offered.version, deb.parent, offered.arch)
     try:
-        run(["dpkg-deb", "-x", deb, dest], what=f"dpkg-deb -x {deb.name}")
+        unpack(deb)
     except RunnerError as err:
         raise cache.CacheError(
             f"{deb.name} does not unpack even downloaded afresh "
             f"({str(err).splitlines()[-1]}): runner/gupnm-run cache --clean "
             "sources, then run again") from None
     return deb
+
+
+IMAGE_MEMBERS = ("boot/vmlinuz-{rel}", "usr/lib/modules/{rel}/vmlinuz")
+
+
+def extract_image(deb: Path, dest: Path, rel: str) -> None:
+    """Only the kernel image out of @deb (an -unsigned package also holds
+    every module: about 100 MB for 6.12 that no run uses: the guest loads
+    gup_test.ko alone)."""
+    wanted = {m.format(rel=rel) for m in IMAGE_MEMBERS}
+    proc = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)],
+                            stdout=subprocess.PIPE)
+    found = False
+    try:
+        with tarfile.open(fileobj=proc.stdout, mode="r|*") as tar:
+            for member in tar:
+                name = member.name.lstrip("./")
+                if name in wanted and member.isfile():
+                    out = dest / name
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    with tar.extractfile(member) as src, open(out, "wb") as dst:
+                        shutil.copyfileobj(src, dst)
+                    found = True
+    finally:
+        proc.stdout.close()
+        rc = proc.wait()
+    if rc or not found:
+        raise RunnerError(f"{deb.name}: no {' or '.join(sorted(wanted))} "
+                          f"(dpkg-deb --fsys-tarfile exit {rc})")
 
 
 def _fix_headers(tmp: Path, root: Path, release: str) -> None:

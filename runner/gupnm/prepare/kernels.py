@@ -19,12 +19,13 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..host import REPO, RunnerError, UsageError, cache_dir, locked, owner_tag, progress, run
-from . import apt, cache, chroot, debian, modsource, ownimage, source, vmlinux
+from . import cache, chroot, debian, modsource, ownimage, source, vmlinux
 from .modsource import MODULE_INPUTS, gup_test_source
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
@@ -125,7 +126,8 @@ def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
             # the kernel's own suite that has it.
             suite, root = chroot.pick_root(chroot.compiler_of(cc)[1],
                                            dk.offered.suites)
-            chroot.install_headers(root, dk.debs, dk.release)
+            chroot.install_headers(root, dk.debs, dk.release,
+                                   lambda debs: debian.present_debs(dk, debs))
             progress(f"building gup_test.ko with {cc.split(' ')[0]} in "
                      f"the {suite} root {root}")
             chroot.build_module(root, dk.release, tmp, log, ["W=1"])
@@ -154,7 +156,8 @@ def _cross_build(kdir: Path, tmp: Path, log: Path, dk, cc: str) -> None:
              *arm64.kbuild_args(cc)], log=log, what="module cross-build")
         return
     suite, root = chroot.pick_root(arm64.cross_package(cc), dk.offered.suites)
-    chroot.install_headers(root, dk.debs, dk.release)
+    chroot.install_headers(root, dk.debs, dk.release,
+                           lambda debs: debian.present_debs(dk, debs))
     versions = dict(p.split("=", 1) for p in dk.packages)
     arm64.host_kbuild(list(versions), versions, root)
     progress(f"cross-building gup_test.ko with {cc.split(' ')[0]} in the "
@@ -230,13 +233,15 @@ def _source_selftest(tree: Path, cc: str = "gcc") -> Path:
 
 def build_selftest(src: Path, cc: str = "gcc") -> Path:
     """Static gup_null_mapping from @src, with what it includes and links
-    from the series' base tree (modsource.gup_test_source())."""
-    gts = gup_test_source()
-    libs = modsource.selftest_libs(gts)
-    inputs = [src, gts / "include/mm/gup_test.h", gts / "uapi/linux/fs.h",
-              gts / "selftests/kselftest.h", gts / "selftests/mm/vm_util.h", *libs]
+    from generated/ (modsource): the series' <mm/gup_test.h>, the base's
+    kselftest.h, vm_util.[ch] and <linux/fs.h>."""
+    gen = modsource.GENERATED
+    libs = modsource.selftest_libs()
+    inputs = [src, gen / "mm/gup_test.h", gen / "include/uapi/linux/fs.h",
+              gen / "tools/testing/selftests/kselftest.h",
+              gen / "tools/testing/selftests/mm/vm_util.h", *libs]
     return _static_build("selftest", "gup_null_mapping", src, inputs,
-                         modsource.selftest_includes(gts), ["-lpthread", "-lm"], cc,
+                         modsource.selftest_includes(), ["-lpthread", "-lm"], cc,
                          objs=tuple(libs))
 
 
@@ -245,11 +250,11 @@ BENCH = "bench/gup_fast_bench.c"
 
 def build_bench(cc: str = "gcc") -> Path:
     """Static gup_fast_bench (bench/, not part of any series): its ABI from
-    the series' mm/gup_test.h (gup_test_source()), kselftest.h from
-    linux-source-6.12; cached by content."""
+    the series' mm/gup_test.h, kselftest.h from generated/ (modsource);
+    cached by content."""
     src = REPO / BENCH
-    include = gup_test_source() / "include"
-    selftests = _kselftest_tree() / "tools/testing/selftests"
+    include = modsource.include_root()
+    selftests = modsource.kselftest_tree() / "tools/testing/selftests"
     # mm/ is the -I target of "../kselftest.h".
     return _static_build("bench", "gup_fast_bench", src,
                          [src, include / "mm/gup_test.h", selftests / "kselftest.h"],
@@ -262,93 +267,15 @@ STRESS = "hardening/gupnm_stress.c"
 
 def build_stress(cc: str = "gcc") -> Path:
     """Static gupnm_stress (hardening/, not part of any series), built like
-    the test against the series' gup_test header and linux-source-6.12's
-    kselftest.h; cached by content."""
+    the test against the series' gup_test header and the kselftest.h of
+    generated/ (modsource); cached by content."""
     src = REPO / STRESS
-    include = gup_test_source() / "include"
-    selftests = _kselftest_tree() / "tools/testing/selftests"
+    include = modsource.include_root()
+    selftests = modsource.kselftest_tree() / "tools/testing/selftests"
     return _static_build("stress", "gupnm_stress", src,
                          [src, include / "mm/gup_test.h",
                           selftests / "kselftest.h"],
                          [include, selftests], ["-lpthread"], cc)
-
-
-# What the test needs from a kernel tree besides its own source.
-KSELFTEST_MEMBERS = "*/tools/testing/selftests/kselftest*.h"
-KSELFTEST_SERIES = "6.12"
-
-
-def _kselftest_tree() -> Path:
-    """A tree holding only the kselftest headers of linux-source-6.12.
-
-    Building the test for a binary kernel needs tools/testing/selftests/
-    kselftest.h and nothing else from a kernel tree: those files are
-    streamed out of the linux-source package (its tarball is never
-    unpacked) into a small cache entry named by the package's sha256.
-    """
-    deb = _linux_source_deb(KSELFTEST_SERIES)
-    st = deb.stat()
-    store = cache_dir() / "kselftest"
-    store.mkdir(parents=True, exist_ok=True)
-    index = store / f"{deb.name}.{st.st_size}.{st.st_mtime_ns}.key"
-    if index.exists():
-        tree = store / index.read_text().strip()
-        if (tree / "tools/testing/selftests/kselftest.h").exists():
-            return tree
-    key = vmlinux.content_key(deb)[:20]
-    tree = store / key
-    with locked(cache_dir() / "locks" / f"kselftest-{key}.lock"):
-        if not (tree / "tools/testing/selftests/kselftest.h").exists():
-            progress(f"taking the kselftest headers out of {deb.name}")
-            tmp = Path(tempfile.mkdtemp(prefix=f".unpack-{owner_tag()}-", dir=store))
-            try:
-                script = ('dpkg-deb --fsys-tarfile "$1" | '
-                          'tar -xO --wildcards "./usr/src/linux-source-*.tar.xz" | '
-                          'xz -dc | tar -x -C "$2" --wildcards "$3"')
-                run(["bash", "-o", "pipefail", "-c", script, "-", deb, tmp,
-                     KSELFTEST_MEMBERS], what=f"extracting kselftest headers from {deb.name}")
-                found = sorted(tmp.glob("*/tools/testing/selftests/kselftest.h"))
-                if not found:
-                    raise RunnerError(f"{deb} holds no tools/testing/selftests/"
-                                      f"kselftest.h; remove it and retry")
-                shutil.rmtree(tree, ignore_errors=True)
-                os.replace(found[0].parents[3], tree)
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
-    index.write_text(key + "\n")
-    return tree
-
-
-def _linux_source_deb(series: str) -> Path:
-    """The linux-source-SERIES package file, downloaded into the cache."""
-    fetch = getattr(debian, "download_source", None)   # the apt layer, when it has one
-    if fetch:
-        return fetch(series)
-    pkg = f"linux-source-{series}"
-    debs = cache_dir() / "debs"
-    debs.mkdir(parents=True, exist_ok=True)
-    with locked(cache_dir() / "locks" / f"{pkg}-deb.lock"):
-        version = apt.host_candidate(pkg, debs)
-        if version:
-            file = debs / f"{pkg}_{version.replace(':', '%3a')}_all.deb"
-            if file.exists():
-                return file
-        found = sorted(debs.glob(f"{pkg}_*_all.deb"))
-        if not version and found:
-            return found[-1]
-        if not version:
-            raise RunnerError(f"no candidate for {pkg}: run apt-get update (as "
-                              "root) and check that Debian's security suite is "
-                              "in the apt sources")
-        progress(f"downloading {pkg} {version} (for the kselftest headers)")
-        t0 = time.monotonic()
-        run(["apt-get", "download", "-q", f"{pkg}={version}"], cwd=debs,
-            what=f"apt-get download {pkg}")
-        progress(f"downloaded {pkg} in {time.monotonic() - t0:.1f}s")
-        found = sorted(debs.glob(f"{pkg}_*_all.deb"), key=lambda p: p.stat().st_mtime)
-        if not found:
-            raise RunnerError(f"apt-get download left no {pkg} .deb in {debs}")
-        return found[-1]
 
 
 def _release_of(kdir: Path) -> str:
@@ -378,17 +305,7 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
         if variant != "default":
             raise RunnerError(f"--config {variant} needs a kernel built from "
                               "source (source:debian-6.12)")
-        k = debian.fetch(args[0])
-        module = build_module(k.kdir, k.release, k)
-        binary = build_selftest(REPO / SELFTEST)
-        image = vmlinux.uncompressed(k.image) or k.image
-        return Prepared(spec, k.release, image, module, binary, None,
-                        {"kind": "debian", "release": k.release,
-                         "packages": k.packages, "boot_image": str(image),
-                         "version": k.offered.version if k.offered else None,
-                         "suites": k.offered.suites if k.offered else [],
-                         "compiler": debian.cc_version_text(k.kdir)},
-                        config=k.kdir / ".config")
+        return _prepare_debian(spec, args[0])
     if kind == "source":
         tree, sel = args
         k = source.prepare(tree, sel, variant)
@@ -400,6 +317,50 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
                          "selection": sel, "config": variant},
                         config=k.build / ".config", tree=k.tree)
     return _prepare_image(spec, Path(args[0]).resolve(), Path(args[1]).resolve())
+
+
+def _prepare_debian(spec: str, name: str) -> Prepared:
+    """A Debian kernel: fetched and unpacked, its module built, its .debs
+    dropped; the test and the benchmark, which take nothing from the
+    kernel, built beside (2 cores: a fresh machine's first run), and the
+    vmlinux extracted while the module builds. A build beside that fails
+    is raised where its result is asked for."""
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="prepare") as pool:
+        test = pool.submit(build_selftest, REPO / SELFTEST)
+        pool.submit(build_bench)        # vmrun asks for it (cached by then)
+        k = debian.fetch(name)
+        boot = pool.submit(vmlinux.uncompressed, k.image)
+        module = build_module(k.kdir, k.release, k)
+        debian.drop_debs(k)
+        image = boot.result() or k.image
+        binary = test.result()
+    return Prepared(spec, k.release, image, module, binary, None,
+                    {"kind": "debian", "release": k.release,
+                     "packages": k.packages, "boot_image": str(image),
+                     "version": k.offered.version if k.offered else None,
+                     "suites": k.offered.suites if k.offered else [],
+                     "compiler": debian.cc_version_text(k.kdir)},
+                    config=k.kdir / ".config")
+
+
+def start_fetch(spec: str, arch: str = "amd64") -> threading.Thread | None:
+    """Fetch and unpack a debian: kernel in a thread while the tools are
+    installed (a fresh machine's first run): apt and dpkg-deb, which every
+    Debian has, are all it needs. The caller joins it before prepare(),
+    which finds the kernel in the cache; an error is left for prepare() to
+    raise. None for other specs."""
+    kind, args = parse_spec(spec)
+    if kind != "debian":
+        return None
+
+    def fetch() -> None:
+        try:
+            debian.fetch(args[0], arch)
+        except Exception:       # noqa: BLE001 -- prepare() reports it
+            pass
+    thread = threading.Thread(target=fetch, daemon=True, name="debian-prefetch")
+    thread.start()
+    return thread
 
 
 def _image_root(kdir: Path, release: str) -> chroot.Bound | None:
@@ -501,6 +462,7 @@ def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepa
                          f"(source:debian-6.12:all|nofix|wrongfix), not {what}")
     k = debian.fetch(args[0], arm64.ARCH)
     module = build_module(k.kdir, k.release, k)
+    debian.drop_debs(k)
     binary = build_selftest(REPO / SELFTEST, cc=arm64.selftest_cc())
     # Debian's arm64 vmlinuz is an uncompressed Image: QEMU boots it as is.
     return Prepared(spec, k.release, k.image, module, binary, None,

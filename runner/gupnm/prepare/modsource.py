@@ -1,57 +1,49 @@
-"""The series' gup_test source: mm/gup_test.[ch] as the upstream series leaves them.
+"""The upstream files the module and the test build from: generated/.
 
-Every module build (on the host or in a build root) and every build of the
-test binary starts from this one copy, cached by the content of its inputs.
+generated/ (written by patchgen/gen-generated.sh, the one list of them)
+holds mm/gup_test.[ch] as the upstream series leaves them and the
+kselftest headers of the series' base tree, laid out as a sparse kernel
+tree: every module build (on the host or in a build root) and every build
+of the test binary starts from it, so no run needs a kernel source tree.
 """
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
-from ..host import REPO, cache_dir, locked, run
+from ..host import REPO
+
+# -I GENERATED gives <mm/gup_test.h>; its tools/testing/selftests/mm gives
+# "../kselftest.h" and "vm_util.h", tools/testing/selftests "kselftest.h",
+# include/uapi <linux/fs.h>.
+GENERATED = REPO / "generated"
 
 MODULE_INPUTS = ["oot/Kbuild", "oot/gup_test_compat.h", "oot/build-module.sh",
-                 "oot/gup_test-source.sh", "patchgen/upstream/steps",
-                 "patchgen/upstream/base",
-                 *[f"patchgen/upstream/edits/{p.name}" for p in
-                   sorted((REPO / "patchgen/upstream/edits").glob("*.diff"))]]
+                 "generated/mm/gup_test.c", "generated/mm/gup_test.h"]
 
 
 def gup_test_source() -> Path:
-    """mm/gup_test.[ch] as the upstream series leaves them (cached by the
-    series' content): gup_test.c and gup_test.h, and include/mm/gup_test.h
-    for the selftest's <mm/gup_test.h>."""
-    h = hashlib.sha256()
-    for name in MODULE_INPUTS:
-        h.update((REPO / name).read_bytes())
-    out = cache_dir() / "gup_test-source" / h.hexdigest()[:20]
-    with locked(cache_dir() / "locks" / f"gup_test-source-{out.name}.lock"):
-        if not (out / "include/mm/gup_test.h").exists() or \
-                not selftest_libs(out)[0].exists():
-            tmp = Path(tempfile.mkdtemp(prefix=".src-", dir=_mkdir(out.parent)))
-            run([REPO / "oot/gup_test-source.sh", tmp], what="gup_test source")
-            (tmp / "include/mm").mkdir(parents=True)
-            shutil.copy2(tmp / "gup_test.h", tmp / "include/mm/gup_test.h")
-            shutil.rmtree(out, ignore_errors=True)
-            os.replace(tmp, out)
-    return out
+    """The folder holding gup_test.c and gup_test.h as the upstream series
+    leaves them (generated/mm)."""
+    return GENERATED / "mm"
 
 
-def selftest_includes(src: Path) -> list[Path]:
-    """-I directories of the test, in @src (gup_test_source()): <mm/gup_test.h>,
-    "kselftest.h" and "vm_util.h", and the base's <linux/fs.h>, which comes
-    before the system's older one."""
-    return [src / "include", src / "uapi", src / "selftests", src / "selftests/mm"]
+def include_root() -> Path:
+    """The include root of the test's <mm/gup_test.h>."""
+    return GENERATED
 
 
-def selftest_libs(src: Path) -> list[Path]:
+def kselftest_tree() -> Path:
+    """A sparse kernel tree holding tools/testing/selftests/kselftest.h."""
+    return GENERATED
+
+
+def selftest_includes() -> list[Path]:
+    """-I directories of the test: <mm/gup_test.h>, the base's <linux/fs.h>
+    (before the system's older one), "kselftest.h" and "vm_util.h"."""
+    return [GENERATED, GENERATED / "include/uapi", GENERATED / "tools/testing/selftests",
+            GENERATED / "tools/testing/selftests/mm"]
+
+
+def selftest_libs() -> list[Path]:
     """What the test links with, as the selftests/mm Makefile has it."""
-    return [src / "selftests/mm/vm_util.c"]
-
-
-def _mkdir(p: Path) -> Path:
-    p.mkdir(parents=True, exist_ok=True)
-    return p
+    return [GENERATED / "tools/testing/selftests/mm/vm_util.c"]

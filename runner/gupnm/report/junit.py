@@ -17,16 +17,17 @@ classname is ``<kernel>.<test>``: <kernel> is the kernel spec made a name
 (``debian:6.12`` -> ``debian-6.12``, ``source:debian-6.12:nofix`` ->
 ``source-debian-6.12-nofix``; path parts keep their last component; an
 ``image:`` spec, named by file paths, gives ``image-<release>``; a --config
-variant other than default is appended) followed by the guest's arch, e.g.
-``debian-6.12.amd64.gup_null_mapping``. Not the kernel release: every
-source kernel built from one tree (fix, nofix, wrongfix) has the same
-release string, and their cases must not collide when several runs land in
-one CI build. The kernel goes first because Jenkins cuts classname at its
-last dot: package = the kernel (``debian-6.12.amd64``), class = the test
+variant other than default is appended), then the kernel release the guest
+booted (the one expected when it never said) unless the spec names it
+already, then the guest's arch, e.g.
+``debian-bookworm-security-6.12.118+deb12-amd64.amd64.gup_null_mapping``.
+The spec keeps apart the source kernels built from one tree (fix, nofix,
+wrongfix have one release string) when several runs land in one CI build;
+the release says which kernel a spec such as debian:bookworm-security (the
+newest of a suite) named that day. The kernel goes first because Jenkins
+cuts classname at its last dot: package = the kernel, class = the test
 program, so each kernel is its own package and the tests read the same
-under each. The runner case's class is ``gupnm``. A spec such as
-debian:6.12 names the newest 6.12 Debian has: the release booted is in the
-properties (kernel.release), so history stays one series across updates.
+under each. The runner case's class is ``gupnm``.
 
 Messages and bodies (what Jenkins shows as "Error Message" and "Stacktrace",
 GitLab as the case's output):
@@ -76,18 +77,23 @@ def arch(summary: Mapping[str, Any]) -> str:
 
 
 def kernel_id(summary: Mapping[str, Any]) -> str:
-    """The kernel part of classname: spec made a name, then the arch."""
+    """The kernel part of classname: spec made a name, the release the
+    guest booted (else the one expected) unless the spec names it already,
+    then the arch."""
     kernel = summary.get("kernel") or {}
     source = kernel.get("source") or {}
+    release = kernel.get("booted_release") or kernel.get("release")
     parts = [p for p in (summary.get("spec") or "").split(":") if p]
     if parts and parts[0] == "image":
-        parts = ["image", kernel.get("release") or "unknown"]
+        parts = ["image", release or "unknown"]
     else:
         parts = [p.rstrip("/").rsplit("/", 1)[-1] for p in parts]
     if not parts:
-        parts = [kernel.get("release") or "unknown-kernel"]
+        parts = [release or "unknown-kernel"]
     if source.get("config") not in (None, "default"):
         parts.append(source["config"])
+    if release and release not in "-".join(parts):
+        parts.append(release)
     name = re.sub(r"[^A-Za-z0-9_.+-]+", "-", "-".join(parts)).strip("-.")
     return f"{name or 'unknown-kernel'}.{arch(summary)}"
 

@@ -56,6 +56,7 @@ class OwnImageTest(unittest.TestCase):
         kernels = [kernel(Path('/k'))] + [root_kernel(Path('/k'), *k) for k in ROOT_KERNELS]
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.object(debian, 'fetch', side_effect=kernels), \
+                mock.patch.object(debian, 'present_debs', side_effect=lambda k: k.debs), \
                 mock.patch.object(own_image, '_unpack') as unpack, \
                 mock.patch.object(own_image, 'check_no_root') as no_root, \
                 mock.patch.object(own_image, 'gupnm', side_effect=[full, bare, *roots]) as run:

@@ -95,6 +95,57 @@ class FreshConfTest(unittest.TestCase):
                 self.assertIsNone(apt._fresh_conf(now + 60))
 
 
+class OnlySuiteTest(unittest.TestCase):
+    """Within only_suite(S) apt is asked of S's own lists (debian-apt.sh
+    --suite S, a state of its own), outside it of every suite's."""
+
+    def test_conf_per_suite(self):
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.dict(os.environ, {'GUPNM_CACHE': d}), \
+                mock.patch.dict(apt._CONF, clear=True), \
+                mock.patch.object(apt, 'run', side_effect=lambda args, **kw:
+                                  f"x\n{args[-1]}.conf\n") as run:
+            with apt.only_suite('bookworm-security'):
+                self.assertEqual(apt.conf(), 'bookworm-security.conf')
+                self.assertEqual(apt.conf(), 'bookworm-security.conf')   # once
+                self.assertEqual(run.call_args.args[0][1:],
+                                 ['--suite', 'bookworm-security'])
+            self.assertEqual(apt.conf(), f'{apt.SCRIPT}.conf')
+            self.assertEqual(run.call_count, 2)
+            self.assertEqual(apt.state_dir('sid'), Path(d) / 'apt' / 'suite-sid')
+            self.assertEqual(apt.state_dir(), Path(d) / 'apt')
+
+    def test_stale_lists_serve_when_they_cannot_be_fetched_again(self):
+        """No network: a warm run goes on with the lists it has, and says so."""
+        with tempfile.TemporaryDirectory() as d:
+            base = Path(d) / 'apt' / 'suite-sid'
+            (base / 'lists').mkdir(parents=True)
+            (base / 'apt.conf').write_text('x')
+            stamp = base / 'lists' / '.gupnm-updated'
+            stamp.write_text('')
+            os.utime(stamp, (1, 1))                           # decades stale
+            with mock.patch.dict(os.environ, {'GUPNM_CACHE': d}), \
+                    mock.patch.dict(apt._CONF, clear=True), \
+                    mock.patch.object(apt, 'progress') as said, \
+                    mock.patch.object(apt, 'run', side_effect=apt.RunnerError(
+                        'debian-apt: error: apt-get update failed')):
+                with apt.only_suite('sid'):
+                    self.assertEqual(apt.conf(), str(base / 'apt.conf'))
+                self.assertIn('using the ones fetched before', said.call_args.args[0])
+                with self.assertRaises(apt.RunnerError):      # never fetched: no lists
+                    apt.conf()
+
+    def test_fresh_conf_of_a_suite_is_its_own(self):
+        with tempfile.TemporaryDirectory() as d:
+            base = Path(d) / 'apt' / 'suite-sid'
+            (base / 'lists').mkdir(parents=True)
+            (base / 'apt.conf').write_text('x')
+            (base / 'lists' / '.gupnm-updated').write_text('')
+            with mock.patch.dict(os.environ, {'GUPNM_CACHE': d}):
+                self.assertEqual(apt._fresh_conf(suite='sid'), str(base / 'apt.conf'))
+                self.assertIsNone(apt._fresh_conf())
+
+
 class HostCandidateTest(unittest.TestCase):
     """The host's candidate is asked once per state of the host's apt."""
 

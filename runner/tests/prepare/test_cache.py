@@ -60,6 +60,13 @@ class CacheTest(unittest.TestCase):
         self.assertTrue((self.tmp / 'cache/debs/x.deb').exists())
         self.assertTrue((self.tmp / 'results/old').exists())
 
+    def test_what_make_run_leaves_is_in_a_group(self):
+        """Every folder a debian: run fills (issue 30: cache --clean frees
+        it all, nothing shows as other)."""
+        grouped = {name for names in cache.GROUPS.values() for name in names}
+        for name in ('apt', 'debian', 'debs', 'modules', 'vmlinux', 'selftest', 'bench', 'tmp'):
+            self.assertIn(name, grouped)
+
     def test_clean_results_older_than(self):
         removed = cache.clean(['results'], 7, results=self.results)
         self.assertEqual([(p.name, n) for p, n in removed], [('old', 30)])

@@ -157,5 +157,38 @@ class BoundBuildTest(unittest.TestCase):
                     chroot.build_module(root, REL, root / 'out', root / 'log')
 
 
-if __name__ == '__main__':
+class InstallHeadersTest(unittest.TestCase):
+    """The header packages unpacked into a root once; dropped .debs are
+    asked of @present (downloaded again), the image never."""
+
+    def test_only_the_header_packages_and_only_once(self):
+        import os
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.dict(os.environ, {"GUPNM_CACHE": f"{d}/cache"}):
+            root = Path(d) / "root"
+            kdir = root / "usr/src/linux-headers-6.12.118+deb13-amd64"
+            debs = [Path(f"/gone/{n}_6.12.118-1_{a}.deb") for n, a in (
+                ("linux-image-6.12.118+deb13-amd64-unsigned", "amd64"),
+                ("linux-headers-6.12.118+deb13-amd64", "amd64"),
+                ("linux-kbuild-6.12.118+deb13", "amd64"))]
+            asked = []
+
+            def present(wanted):
+                asked.append([p.name.split("_")[0] for p in wanted])
+                return [Path("/again") / p.name for p in wanted]
+
+            def unpack(cmd, **kw):
+                kdir.mkdir(parents=True, exist_ok=True)
+                (kdir / "Makefile").write_text("")
+            with mock.patch.object(chroot, "run", side_effect=unpack) as run:
+                for _ in range(2):
+                    self.assertEqual(chroot.install_headers(root, debs, "6.12.118+deb13-amd64",
+                                                            present), kdir)
+            self.assertEqual(asked, [["linux-headers-6.12.118+deb13-amd64",
+                                      "linux-kbuild-6.12.118+deb13"]])
+            self.assertEqual([c.args[0][2].parent for c in run.call_args_list],
+                             [Path("/again")] * 2)
+
+
+if __name__ == "__main__":
     unittest.main()

@@ -144,6 +144,7 @@ class CatalogueCacheTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.dict(os.environ, {"GUPNM_CACHE": tmp}), \
                 mock.patch.object(apt, "lists_stamp", return_value="1"), \
+                mock.patch.object(apt, "conf", return_value=f"{tmp}/apt/apt.conf"), \
                 mock.patch.object(debian, "_catalogue", return_value=[
                     debian.Offered("7.3.4+deb13-amd64", "amd64", "linux-binary-7.3.4+deb13-amd64",
                                    "7.3.4-1", ["sid"], "binary", True)]) as cat:
@@ -178,6 +179,62 @@ class FetchTest(unittest.TestCase):
                 mock.patch.object(debian, "_fetch_locked", return_value="K") as fl:
             self.assertEqual(debian.fetch("7.3"), "K")
         self.assertEqual(fl.call_args.args[1].name, "7.3.4+deb13-amd64-" + "ab" * 8)
+
+    def test_a_suite_is_fetched_through_its_own_lists(self):
+        """debian:SUITE (make run's default) asks apt of that suite's lists
+        alone; a series or a release of every suite's."""
+        seen = []
+
+        def catalogue(arch):
+            seen.append(apt._SUITE.get())
+            return [self.offered]
+        with mock.patch.object(debian, "catalogue", side_effect=catalogue), \
+                mock.patch.object(apt, "field", return_value="ab" * 32), \
+                mock.patch.object(debian, "_fetch_locked", return_value="K"):
+            debian.fetch("trixie-backports")
+            debian.fetch("7.3")
+            debian.fetch("7.3.4+deb13-amd64")
+        self.assertEqual(seen, ["trixie-backports", None, None])
+        self.assertIsNone(apt._SUITE.get())
+
+    def test_debs_dropped_then_fetched_again_through_the_same_lists(self):
+        debs = self.tmp / "debs"
+        debs.mkdir()
+        names = ["linux-binary-7.3.4+deb13-amd64_7.3.4-1~bpo13+1_amd64.deb",
+                 "linux-headers-7.3.4+deb13-common_7.3.4-1~bpo13+1_all.deb"]
+        for n in names:
+            (debs / n).write_bytes(b"!<arch>")
+        k = debian.DebianKernel(self.offered.release, Path("/i"), Path("/k"), Path("/r"),
+                                [], self.offered, [debs / n for n in names],
+                                "trixie-backports")
+        debian.drop_debs(k)
+        self.assertEqual(list(debs.iterdir()), [])
+        got = []
+
+        def download(name, version, dest, arch):
+            got.append((name, version, arch, apt.current_suite()))
+            return dest / "x.deb"
+        with mock.patch.object(apt, "download", side_effect=download):
+            self.assertEqual(debian.present_debs(k), [debs / "x.deb"] * 2)
+        self.assertEqual(got, [
+            ("linux-binary-7.3.4+deb13-amd64", "7.3.4-1~bpo13+1", "amd64", "trixie-backports"),
+            ("linux-headers-7.3.4+deb13-common", "7.3.4-1~bpo13+1", "amd64", "trixie-backports")])
+        (debs / names[0]).write_bytes(b"!<arch>")         # present: not fetched
+        with mock.patch.object(apt, "download") as dl:
+            debian.present_debs(debian.DebianKernel(
+                "r", Path("/i"), Path("/k"), Path("/r"), [], self.offered, [debs / names[0]]))
+        dl.assert_not_called()
+
+    def test_the_image_package_gives_its_image_alone(self):
+        """Its modules (about 100 MB for 6.12) are never used: the guest
+        loads gup_test.ko alone."""
+        with mock.patch.object(debian, "extract_image") as ex, \
+                mock.patch.object(debian, "run") as run:
+            debian._unpack(Path("/d/img.deb"), Path("/t"), self.offered.image_pkg, self.offered)
+            debian._unpack(Path("/d/hdr.deb"), Path("/t"), "linux-headers-7.3.4+deb13-amd64",
+                           self.offered)
+        ex.assert_called_once_with(Path("/d/img.deb"), Path("/t"), self.offered.release)
+        self.assertEqual(run.call_args.args[0], ["dpkg-deb", "-x", Path("/d/hdr.deb"), Path("/t")])
 
     def test_binary_layout_image_path(self):
         rel = self.offered.release

@@ -88,6 +88,52 @@ class PrepareTest(unittest.TestCase):
         with self.assertRaises(UsageError):
             kernels.prepare('bogus')
 
+    def _debian_kernel(self):
+        offered = debian.Offered('6.12.118+deb12-amd64', 'amd64',
+                                 'linux-image-6.12.118+deb12-amd64-unsigned',
+                                 '6.12.118-1~deb12u1', ['bookworm-security'], 'unsigned', True)
+        return debian.DebianKernel('6.12.118+deb12-amd64', Path('/r/boot/vmlinuz'),
+                                   Path('/r/usr/src/h'), Path('/r'), ['p=1'], offered, [])
+
+    def test_debian_builds_the_test_beside_the_fetch_and_drops_the_debs(self):
+        """The test and the benchmark need nothing of the kernel: they build
+        while it is fetched; the .debs go once the module is built."""
+        order = []
+        k = self._debian_kernel()
+        with mock.patch.object(debian, 'fetch', side_effect=lambda n: order.append('fetch') or k), \
+                mock.patch.object(debian, 'drop_debs', side_effect=lambda k: order.append('drop')), \
+                mock.patch.object(kernels, 'build_module',
+                                  side_effect=lambda *a: order.append('module') or Path('/m.ko')), \
+                mock.patch.object(kernels, 'build_selftest', return_value=Path('/bin/t')) as bs, \
+                mock.patch.object(kernels, 'build_bench') as bb, \
+                mock.patch.object(kernels.vmlinux, 'uncompressed', return_value=Path('/vmlinux')):
+            prep = kernels.prepare('debian:bookworm-security')
+        self.assertEqual(order, ['fetch', 'module', 'drop'])
+        bs.assert_called_once_with(REPO / kernels.SELFTEST)
+        bb.assert_called_once_with()
+        self.assertEqual((prep.image, prep.module, prep.test_binary),
+                         (Path('/vmlinux'), Path('/m.ko'), Path('/bin/t')))
+        self.assertEqual(prep.source['suites'], ['bookworm-security'])
+
+    def test_debian_test_build_failure_is_raised(self):
+        k = self._debian_kernel()
+        with mock.patch.object(debian, 'fetch', return_value=k), \
+                mock.patch.object(debian, 'drop_debs'), \
+                mock.patch.object(kernels, 'build_module', return_value=Path('/m.ko')), \
+                mock.patch.object(kernels, 'build_selftest', side_effect=RunnerError('cc1: x')), \
+                mock.patch.object(kernels, 'build_bench'), \
+                mock.patch.object(kernels.vmlinux, 'uncompressed', return_value=None):
+            with self.assertRaisesRegex(RunnerError, 'cc1: x'):
+                kernels.prepare('debian:bookworm-security')
+
+    def test_start_fetch_only_for_debian_and_silent_on_errors(self):
+        self.assertIsNone(kernels.start_fetch('source:debian-6.12:all'))
+        with mock.patch.object(debian, 'fetch', side_effect=RunnerError('no network')) as f:
+            thread = kernels.start_fetch('debian:bookworm-security', 'arm64')
+            thread.join(10)
+        self.assertFalse(thread.is_alive())
+        f.assert_called_once_with('bookworm-security', 'arm64')
+
     def test_image_missing(self):
         with tempfile.TemporaryDirectory() as tmp:
             with self.assertRaisesRegex(UsageError, 'does not exist'):
@@ -142,7 +188,6 @@ class PrepareTest(unittest.TestCase):
         tree = Path('/k')
         k = self._source_kernel(tree, None)
         with mock.patch.object(source, 'prepare', return_value=k), \
-                mock.patch.object(kernels, 'gup_test_source', return_value=Path('/gts')), \
                 mock.patch.object(kernels, 'build_module', return_value=Path('/m.ko')) as bm, \
                 mock.patch.object(kernels, 'build_selftest', return_value=Path('/bin/t')) as bs:
             prep = kernels.prepare('source:debian-6.12:none', variant='debug')
@@ -218,8 +263,10 @@ class BuildTest(unittest.TestCase):
         src = self.tmp / 'gup_null_mapping.c'
         src.write_text('int main(void) { return 0; }\n')
         gts = self.tmp / 'gts'
-        for name in ('include/mm/gup_test.h', 'uapi/linux/fs.h', 'selftests/kselftest.h',
-                     'selftests/mm/vm_util.h', 'selftests/mm/vm_util.c'):
+        for name in ('mm/gup_test.h', 'include/uapi/linux/fs.h',
+                     'tools/testing/selftests/kselftest.h',
+                     'tools/testing/selftests/mm/vm_util.h',
+                     'tools/testing/selftests/mm/vm_util.c'):
             (gts / name).parent.mkdir(parents=True, exist_ok=True)
             (gts / name).write_text(f'/* {name} */\n')
         return src, gts
@@ -231,29 +278,29 @@ class BuildTest(unittest.TestCase):
             Path(cmd[cmd.index('-o') + 1]).write_bytes(b'\x7fELF')
             return ''
 
-        with mock.patch.object(kernels, 'gup_test_source', return_value=gts), \
+        with mock.patch.object(kernels.modsource, 'GENERATED', gts), \
                 mock.patch.object(kernels, 'run', side_effect=fake_gcc) as run:
             out = kernels.build_selftest(src)
             self.assertTrue(out.exists())
             self.assertEqual(out.name, 'gup_null_mapping')
             lib, cmd = (c.args[0] for c in run.call_args_list)
-            self.assertIn(gts / 'selftests/mm/vm_util.c', lib)   # upstream's: no -Werror
+            self.assertIn(gts / 'tools/testing/selftests/mm/vm_util.c', lib)   # no -Werror
             self.assertNotIn('-Werror', lib)
             self.assertEqual(cmd[0], 'gcc')
             for flag in ('-static', '-Werror', '-Wall', '-Wextra'):
                 self.assertIn(flag, cmd)
             # the base's <linux/fs.h> before the system's
-            self.assertIn(gts / 'uapi', cmd)
+            self.assertIn(gts / 'include/uapi', cmd)
             self.assertEqual(kernels.build_selftest(src), out)
             self.assertEqual(run.call_count, 2)     # cached by content
-            (gts / 'selftests/mm/vm_util.h').write_text('/* changed */\n')
+            (gts / 'tools/testing/selftests/mm/vm_util.h').write_text('/* changed */\n')
             self.assertNotEqual(kernels.build_selftest(src), out)
             self.assertEqual(run.call_count, 4)
 
     def test_build_selftest_needs_vm_util(self):
         src, gts = self._selftest_tree()
-        (gts / 'selftests/mm/vm_util.c').unlink()
-        with mock.patch.object(kernels, 'gup_test_source', return_value=gts), \
+        (gts / 'tools/testing/selftests/mm/vm_util.c').unlink()
+        with mock.patch.object(kernels.modsource, 'GENERATED', gts), \
                 mock.patch.object(kernels, 'run') as run:
             with self.assertRaisesRegex(RunnerError, 'vm_util.c missing'):
                 kernels.build_selftest(src)

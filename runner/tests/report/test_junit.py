@@ -104,7 +104,9 @@ class BugKernelTest(tv.VmFake, unittest.TestCase):
 
     def test_classname_carries_the_kernel(self):
         names = {tc.get('classname') for tc in self.suite.findall('testcase')}
-        self.assertEqual(names, {'debian-6.12.amd64.gup_null_mapping', 'debian-6.12.amd64.gupnm'})
+        # The spec and the release the guest booted (issue 30).
+        self.assertEqual(names, {'debian-6.12-6.12.117+deb12-amd64.amd64.gup_null_mapping',
+                                 'debian-6.12-6.12.117+deb12-amd64.amd64.gupnm'})
 
     def test_times_are_the_measured_ones_only(self):
         self.assertEqual(self.suite.get('time'), f"{self.summary['durations']['total']:.3f}")
@@ -129,7 +131,7 @@ class RealRunsTest(unittest.TestCase):
         self.assertEqual([tc for tc in suite.iter() if tc.tag in ('failure', 'error', 'skipped')],
                          [])
         self.assertEqual(cases(suite)['verdict_shadow_read'].get('classname'),
-                         'debian-7.3.amd64.gup_null_mapping')
+                         'debian-7.3-7.3.4+deb13-amd64.amd64.gup_null_mapping')
 
     def test_whole_skip_gives_its_reason_as_text(self):
         log = (DATA / 'whole_skip.log').read_text()
@@ -157,7 +159,8 @@ class RealRunsTest(unittest.TestCase):
         s = json.loads((REAL / 'source-6.12-nofix.summary.json').read_text())
         suite = check(self, s)
         tc = cases(suite)['verdict_shadow_read']
-        self.assertEqual(tc.get('classname'), 'source-debian-6.12-nofix.amd64.gup_null_mapping')
+        self.assertEqual(tc.get('classname'),
+                         'source-debian-6.12-nofix-6.12.117+.amd64.gup_null_mapping')
         self.assertEqual(tc.find('failure').text, 'not ok 1 verdict_shadow_read')
         self.assertEqual(suite.get('time'), '155.051')      # the steps' sum: no total then
 
@@ -191,6 +194,22 @@ class KernelIdTest(unittest.TestCase):
               'kernel': {'release': '6.12.0-rc1+', 'source': {'kind': 'image'}}},
              'image-6.12.0-rc1+.amd64'),
             ({'kernel': {'release': None, 'source': {}}}, 'unknown-kernel.amd64'),
+            # The release the guest booted, else the one expected, after the
+            # spec, unless the spec names it.
+            ({'spec': 'debian:bookworm-security',
+              'kernel': {'release': '6.12.117+deb12-amd64',
+                         'booted_release': '6.12.118+deb12-amd64', 'source': {}}},
+             'debian-bookworm-security-6.12.118+deb12-amd64.amd64'),
+            ({'spec': 'debian:bookworm-security',
+              'kernel': {'release': '6.12.117+deb12-amd64', 'booted_release': None,
+                         'source': {}}},
+             'debian-bookworm-security-6.12.117+deb12-amd64.amd64'),
+            ({'spec': 'debian:6.12.117+deb12-amd64',
+              'kernel': {'release': '6.12.117+deb12-amd64', 'source': {}}},
+             'debian-6.12.117+deb12-amd64.amd64'),
+            ({'spec': 'source:debian-6.12:all',
+              'kernel': {'release': '6.12.117+', 'source': {'config': 'debug'}}},
+             'source-debian-6.12-all-debug-6.12.117+.amd64'),
         ]
         for summary, want in rows:
             with self.subTest(want=want):
