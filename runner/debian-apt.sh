@@ -70,16 +70,33 @@ APT::Architectures { "amd64"; "arm64"; };
 APT::Sandbox::User "root";
 Acquire::Check-Valid-Until "false";
 Acquire::Languages "none";
+Acquire::http::Timeout "30";
 EOF
 mv "$conf.new" "$conf"
 
 stamp=$dir/lists/.gupnm-updated
+have_lists() { compgen -G "$dir/lists/*_Packages*" >/dev/null; }
+# Lists that hold no Packages file are no lists (a failed first update).
+if [ -f "$stamp" ] && ! have_lists; then rm -f "$stamp"; fi
 if [ ! -f "$stamp" ] || [ "$max_age" -eq 0 ] ||
    [ -n "$(find "$stamp" -mmin +"$max_age")" ]; then
 	echo "debian-apt: fetching package lists of every Debian suite into $dir" >&2
-	if ! APT_CONFIG=$conf apt-get update -q >"$dir/update.log" 2>&1; then
-		tail -n 20 "$dir/update.log" >&2
-		die "apt-get update failed (log: $dir/update.log): is Debian's archive reachable?"
+	# --error-on=any: a suite that cannot be fetched is a failure (apt
+	# exits 0 on network errors otherwise, leaving empty lists behind).
+	if ! APT_CONFIG=$conf apt-get update -q --error-on=any >"$dir/update.log" 2>&1; then
+		why=$(grep -m1 -E '^(E|W): Failed to fetch' "$dir/update.log" |
+		      sed -E 's/^(E|W): Failed to fetch [^ ]+ +//') || true
+		if [ -f "$stamp" ] && have_lists; then
+			# The archive is away: the lists of the last update stay.
+			echo "debian-apt: warning: Debian's archive ($mirror) cannot be" \
+			     "reached (${why:-see $dir/update.log}); using the package lists" \
+			     "of $(date -r "$stamp" '+%F %R')" >&2
+			echo "$conf"
+			exit 0
+		fi
+		die "Debian's archive ($mirror) cannot be reached: apt-get update" \
+		    "failed (${why:-see $dir/update.log}); check the network or" \
+		    "GUPNM_DEBIAN_MIRROR, then run again (log: $dir/update.log)"
 	fi
 	touch "$stamp"
 fi

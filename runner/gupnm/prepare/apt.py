@@ -7,6 +7,7 @@ apt sources and state are never read or changed.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -15,8 +16,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from ..host import REPO, RunnerError, owner_tag, run
+from ..host import REPO, RunnerError, owner_tag, progress, run
 
 _CONF: str | None = None
 
@@ -28,10 +30,33 @@ def conf() -> str:
     """Path of the runner's apt configuration (lists fetched when stale)."""
     global _CONF
     if _CONF is None:
-        _CONF = _fresh_conf() or run(
-            [SCRIPT], what="runner/debian-apt.sh (the runner's Debian package "
-            "lists)").strip().splitlines()[-1]
+        _CONF = _fresh_conf() or _run_script()
     return _CONF
+
+
+def _run_script() -> str:
+    """runner/debian-apt.sh, its failure one line (the script's error:
+    Debian's archive cannot be reached, ...); the lists it kept when the
+    archive is away said in a progress line."""
+    try:
+        out = run([SCRIPT], what="runner/debian-apt.sh (the runner's Debian "
+                  "package lists)")
+    except RunnerError as err:
+        said = [line.split("error: ", 1)[1] for line in str(err).splitlines()
+                if line.startswith("debian-apt: error: ")]
+        if said:
+            raise RunnerError(said[-1]) from None
+        raise
+    path = out.strip().splitlines()[-1]
+    stamp = Path(path).parent / "lists" / ".gupnm-updated"
+    with contextlib.suppress(OSError, ValueError):
+        max_age = float(os.environ.get("GUPNM_APT_MAX_AGE", "360")) * 60
+        if max_age and time.time() - stamp.stat().st_mtime >= max_age:
+            progress("Debian's archive could not be reached: the runner's "
+                     "package lists of " + time.strftime(
+                         "%Y-%m-%d %H:%M", time.localtime(stamp.stat().st_mtime))
+                     + " are used")
+    return path
 
 
 def _fresh_conf(now: float | None = None) -> str | None:
@@ -181,8 +206,8 @@ def download(name: str, version: str, dest: Path, arch: str = "amd64") -> Path:
             else f"{name}:{arch}={version}")
     # Into a scratch directory first: a concurrent run never sees half a file.
     with tempfile.TemporaryDirectory(dir=dest, prefix=f".dl-{owner_tag()}-") as tmp:
-        run(["apt-get", "download", "-q", spec],
-            cwd=Path(tmp), env=env(), what=f"apt-get download {name}={version}")
+        fetch(["apt-get", "download", "-q", spec], cwd=Path(tmp), env=env(),
+              what=f"apt-get download {name}={version}")
         for deb in Path(tmp).glob("*.deb"):
             os.replace(deb, dest / deb.name)
     found = present()
@@ -190,6 +215,35 @@ def download(name: str, version: str, dest: Path, arch: str = "amd64") -> Path:
         raise RunnerError(f"apt-get download gave no .deb for {name}={version} "
                           f"in {dest}")
     return found[0]
+
+
+def fetch(cmd: list, *, what: str, **kw) -> str:
+    """run(@cmd), an apt-get that downloads: when it fails for the archive
+    (apt's "Failed to fetch URL  REASON"), one line naming the archive and
+    the reason (fetch_failure) instead of apt's output."""
+    try:
+        return run(cmd, what=what, **kw)
+    except RunnerError as err:
+        raise fetch_failure(what, str(err)) or err from None
+
+
+def fetch_failure(what: str, text: str) -> RunnerError | None:
+    """The error to give for apt output @text that says a download failed
+    ("Failed to fetch URL  REASON"); None when it does not say so."""
+    m = re.search(r"Failed to fetch (\S+)\s+(.*)", text)
+    if not m:
+        return None
+    url, why = m.group(1), m.group(2).strip()
+    parts = urlsplit(url)
+    archive = f"{parts.scheme}://{parts.netloc}"
+    if re.match(r"\d{3} ", why):           # the archive answered: not there
+        return RunnerError(f"{what}: Debian's archive ({archive}) does not have "
+                           f"{parts.path.rsplit('/', 1)[-1]} ({why}): the package "
+                           "lists are older than the archive; runner/debian-apt.sh "
+                           "--refresh, then run again")
+    return RunnerError(f"{what}: Debian's archive ({archive}) cannot be reached "
+                       f"({why}): check the network (or GUPNM_DEBIAN_MIRROR), "
+                       "then run again")
 
 
 # What the host's apt-cache policy answers from: a change to any of these

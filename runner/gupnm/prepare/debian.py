@@ -292,7 +292,10 @@ def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
         cache.record(tmp, _checked_files(tmp, offered.release))
         run(["rm", "-rf", root])
         tmp.rename(root)
-        marker.write_text("\n".join(d.name for d in debs) + "\n")
+        # Whole or not at all: the marker says the entry is complete.
+        part = marker.with_name(f"{marker.name}.{os.getpid()}.tmp")
+        part.write_text("\n".join(d.name for d in debs) + "\n")
+        os.replace(part, marker)
         cache.verify_filled(root, "kernels")
     debs = [debs_dir / n for n in marker.read_text().split()]
     rel = offered.release

@@ -336,8 +336,14 @@ def _linux_source_deb(series: str) -> Path:
                               "in the apt sources")
         progress(f"downloading {pkg} {version} (for the kselftest headers)")
         t0 = time.monotonic()
-        run(["apt-get", "download", "-q", f"{pkg}={version}"], cwd=debs,
-            what=f"apt-get download {pkg}")
+        # Into a scratch folder, renamed into place whole: apt-get download
+        # writes the final name as it goes, and an interrupted download must
+        # not be taken for the package by the next run.
+        with tempfile.TemporaryDirectory(dir=debs, prefix=f".dl-{owner_tag()}-") as tmp:
+            apt.fetch(["apt-get", "download", "-q", f"{pkg}={version}"],
+                      cwd=Path(tmp), what=f"apt-get download {pkg}")
+            for deb in Path(tmp).glob("*.deb"):
+                os.replace(deb, debs / deb.name)
         progress(f"downloaded {pkg} in {time.monotonic() - t0:.1f}s")
         found = sorted(debs.glob(f"{pkg}_*_all.deb"), key=lambda p: p.stat().st_mtime)
         if not found:
