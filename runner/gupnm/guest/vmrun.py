@@ -420,6 +420,8 @@ def _judge(prep: Prepared, opts: VmOptions, outdir: Path, boot: _Boot,
         pass
     elif not st.booted:
         problems.append(_never_booted(outdir, con, opts.memory_mb))
+    elif st.exit_code is None and _results_full(outdir):
+        problems.append(_logs_cut(outdir))
     elif st.exit_code is None:
         problems.append("the guest died before the test finished"
                         if reached_test else
@@ -557,20 +559,31 @@ SMALL_MEMORY_MB = 128
 def _never_booted(outdir: Path, con: str = "", memory_mb: int = 0) -> str:
     """Why the guest's logs show no boot: a full results disk takes no log;
     a guest given too little memory prints nothing."""
-    try:
-        st = os.statvfs(outdir)
-        full = st.f_bavail == 0 or (st.f_files and st.f_favail == 0)
-    except OSError:
-        full = False
-    if full:
-        return (f"the guest's logs are not there: the filesystem of {outdir} is "
-                "full; free space there or pass --results elsewhere")
+    if _results_full(outdir):
+        return _logs_cut(outdir)
     if not con.strip() and 0 < memory_mb < SMALL_MEMORY_MB:
         return (f"the guest printed nothing with {memory_mb} MiB of memory "
                 "(--memory): too little for the kernel and its initramfs, the "
                 "guest ran out of memory before its console; give it more "
                 "(--memory 512 or more)")
     return "the guest never reached user space"
+
+
+def _results_full(outdir: Path) -> bool:
+    """The filesystem of @outdir has no block or no inode left."""
+    try:
+        st = os.statvfs(outdir)
+    except OSError:
+        return False
+    return st.f_bavail == 0 or bool(st.f_files and st.f_favail == 0)
+
+
+def _logs_cut(outdir: Path) -> str:
+    """The problem of a run whose logs a full results filesystem cut: the
+    guest's word is lost with them, so the run cannot be judged."""
+    return (f"the guest's logs are cut: the filesystem of {outdir} is full "
+            "(it filled while the guest ran), so the run cannot be judged; free "
+            "space there or pass --results on another filesystem, then run again")
 
 
 def _save(outdir: Path, name: str, text: str, unwritten: list[str]) -> None:

@@ -30,8 +30,22 @@ def conf() -> str:
     """Path of the runner's apt configuration (lists fetched when stale)."""
     global _CONF
     if _CONF is None:
-        _CONF = _fresh_conf() or _run_script()
+        _CONF = _fresh_conf() or _kept_conf() or _run_script()
     return _CONF
+
+
+def _kept_conf() -> str | None:
+    """The configuration and lists of an earlier update, in a cache this run
+    cannot write (read-only, another user's), where debian-apt.sh cannot
+    refresh them: used as they are, and said. None otherwise."""
+    base = Path(os.environ.get("GUPNM_CACHE", Path.home() / ".cache" / "gupnm")) / "apt"
+    path, stamp = base / "apt.conf", base / "lists" / ".gupnm-updated"
+    if os.access(base, os.W_OK) or not (path.is_file() and stamp.is_file()):
+        return None
+    progress(f"{base} cannot be written (read-only, or another user's): its "
+             "package lists of " + time.strftime(
+                 "%Y-%m-%d %H:%M", time.localtime(stamp.stat().st_mtime)) + " are used")
+    return str(path)
 
 
 def _run_script() -> str:
@@ -224,6 +238,10 @@ def fetch(cmd: list, *, what: str, **kw) -> str:
     try:
         return run(cmd, what=what, **kw)
     except RunnerError as err:
+        said = [line.split("error: ", 1)[1] for line in str(err).splitlines()
+                if line.startswith("debian-apt: error: ")]
+        if said:                        # the lists' own script, run inside
+            raise RunnerError(said[-1]) from None
         raise fetch_failure(what, str(err)) or err from None
 
 

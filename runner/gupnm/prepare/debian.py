@@ -121,9 +121,12 @@ def catalogue(arch: str = "amd64") -> list[Offered]:
     out = _catalogue(arch)
     if stamp:
         tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"stamp": stamp, "kernels": [
-            {k: v for k, v in o.__dict__.items()} for o in out]}))
-        os.replace(tmp, cached)
+        try:
+            tmp.write_text(json.dumps({"stamp": stamp, "kernels": [
+                {k: v for k, v in o.__dict__.items()} for o in out]}))
+            os.replace(tmp, cached)
+        except OSError:
+            tmp.unlink(missing_ok=True)     # only a cache: apt is asked again
     return out
 
 

@@ -309,7 +309,10 @@ def _kselftest_tree() -> Path:
                 os.replace(found[0].parents[3], tree)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-    index.write_text(key + "\n")
+    try:
+        index.write_text(key + "\n")
+    except OSError:
+        pass                    # only a shortcut: the next run hashes the .deb
     return tree
 
 

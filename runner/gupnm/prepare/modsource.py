@@ -11,7 +11,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..host import REPO, cache_dir, locked, run
+from ..host import REPO, cache_dir, locked, owner_tag
+from . import apt
 
 MODULE_INPUTS = ["oot/Kbuild", "oot/gup_test_compat.h", "oot/build-module.sh",
                  "oot/gup_test-source.sh", "patchgen/upstream/steps",
@@ -30,12 +31,17 @@ def gup_test_source() -> Path:
     out = cache_dir() / "gup_test-source" / h.hexdigest()[:20]
     with locked(cache_dir() / "locks" / f"gup_test-source-{out.name}.lock"):
         if not (out / "include/mm/gup_test.h").exists():
-            tmp = Path(tempfile.mkdtemp(prefix=".src-", dir=_mkdir(out.parent)))
-            run([REPO / "oot/gup_test-source.sh", tmp], what="gup_test source")
-            (tmp / "include/mm").mkdir(parents=True)
-            shutil.copy2(tmp / "gup_test.h", tmp / "include/mm/gup_test.h")
-            shutil.rmtree(out, ignore_errors=True)
-            os.replace(tmp, out)
+            tmp = Path(tempfile.mkdtemp(prefix=f".src-{owner_tag()}-",
+                                        dir=_mkdir(out.parent)))
+            try:
+                # A download failing there is one line naming the archive.
+                apt.fetch([REPO / "oot/gup_test-source.sh", tmp], what="gup_test source")
+                (tmp / "include/mm").mkdir(parents=True)
+                shutil.copy2(tmp / "gup_test.h", tmp / "include/mm/gup_test.h")
+                shutil.rmtree(out, ignore_errors=True)
+                os.replace(tmp, out)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 
