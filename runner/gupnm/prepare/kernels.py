@@ -136,6 +136,7 @@ def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
         if not (tmp / ko.name).exists():
             raise RunnerError(f"module build left no {ko.name}; see {log}")
         cache.record(tmp, [ko.name])
+        tmp.chmod(0o755)                # mkdtemp's 0700: readable by every user
         shutil.rmtree(out, ignore_errors=True)
         os.replace(tmp, out)
     finally:

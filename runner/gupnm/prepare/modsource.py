@@ -38,6 +38,7 @@ def gup_test_source() -> Path:
                 apt.fetch([REPO / "oot/gup_test-source.sh", tmp], what="gup_test source")
                 (tmp / "include/mm").mkdir(parents=True)
                 shutil.copy2(tmp / "gup_test.h", tmp / "include/mm/gup_test.h")
+                tmp.chmod(0o755)        # mkdtemp's 0700: readable by every user
                 shutil.rmtree(out, ignore_errors=True)
                 os.replace(tmp, out)
             finally:

@@ -495,6 +495,19 @@ class RunTest(VmFake, unittest.TestCase):
         out = self.run_vm(memory_mb=1024, retries=0)
         self.assertEqual(out.summary['problems'], ['the guest never reached user space'])
 
+    def test_results_filesystem_full_while_the_guest_ran(self):
+        # The status log cut before its exit marker by a full results disk:
+        # named so, 3, never "the guest died".
+        status = mini_status().split('GUPNM-EXIT')[0]
+        self.boots.append((mini_console(), status, 0))
+        full = mock.Mock(f_bavail=0, f_files=100, f_favail=50)
+        with mock.patch.object(vmrun.os, 'statvfs', return_value=full):
+            out = self.run_vm()
+        self.assertEqual(out.exit_code, vmrun.EXIT_INFRA)
+        self.assertTrue(out.summary['problems'][0].startswith(
+            f"the guest's logs are cut: the filesystem of {self.outdir} is full"),
+            out.summary['problems'])
+
     def test_no_retry_left(self):
         early = (DATA / 'early_panic.log').read_text()
         self.boots += [(early, '', 0)]

@@ -190,5 +190,23 @@ class ArchiveAwayTest(unittest.TestCase):
             self.assertTrue((cache / "apt/lists/x_Packages").exists())
 
 
+class KeptConfTest(unittest.TestCase):
+    """A cache this run cannot write: the lists of an earlier update are used."""
+
+    def test_unwritable(self):
+        with tempfile.TemporaryDirectory() as d:
+            base = Path(d) / "apt"
+            (base / "lists").mkdir(parents=True)
+            with mock.patch.dict(os.environ, {"GUPNM_CACHE": d}), \
+                    mock.patch.object(apt, "progress") as said:
+                self.assertIsNone(apt._kept_conf())         # nothing there
+                (base / "apt.conf").write_text("")
+                (base / "lists/.gupnm-updated").write_text("")
+                self.assertIsNone(apt._kept_conf())         # writable: refreshed
+                with mock.patch.object(apt.os, "access", return_value=False):
+                    self.assertEqual(apt._kept_conf(), str(base / "apt.conf"))
+                self.assertIn("cannot be written", said.call_args.args[0])
+
+
 if __name__ == "__main__":
     unittest.main()
