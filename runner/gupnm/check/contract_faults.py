@@ -7,7 +7,9 @@ nothing left in the cache that a later run trusts wrongly.
 
 - several cold runs of different kernels at once on one new cache
   (debian:6.1, debian:bookworm-security): each its own verdict, 0 and 1;
-  that cache is then the warm private cache of the checks below;
+  that cache is then the warm private cache of the checks below (it
+  starts with the series' linux-source-7.3 git base only, hard links of
+  the main cache's: the same for every kernel, and minutes to make);
 - Debian's archive out of reach (a network namespace with no route,
   `unshare -n`): a cold cache is 3 naming the archive, no lists kept; the
   warm cache with lists older than their refresh age judges as usual;
@@ -93,9 +95,25 @@ def _bad_entries(root: Path) -> list[str]:
     return bad
 
 
+def _seed_series_base(cache_root: Path) -> None:
+    """The series' linux-source-7.3 git base (the module's source comes out
+    of it, the same for every kernel: 1.9 GB and minutes to make), hard
+    links of the main cache's when it has one; every kernel entry stays
+    cold."""
+    src = cache_dir() / "src"
+    bases = [p for p in src.glob("linux-source-7.3-*")
+             if (p / ".gupnm-base-ready").exists()] if src.is_dir() else []
+    if bases:
+        (cache_root / "src").mkdir(parents=True, exist_ok=True)
+        for b in bases:
+            subprocess.run(["cp", "-al", str(b), str(cache_root / "src" / b.name)],
+                           check=True)
+
+
 def check_cold_parallel(t, base: Path) -> Path | None:
     """Two cold runs of different kernels at once on one new cache."""
     warm = base / "cache"
+    _seed_series_base(warm)
     runs: dict[str, Run] = {}
 
     def one(spec: str) -> None:
@@ -213,6 +231,7 @@ def check_interrupts(t, base: Path, warm: Path | None) -> None:
     """Interrupted in each step in turn, in a new cache, then run again."""
     new = base / "cache-interrupted"
     new.mkdir()
+    _seed_series_base(new)
     if warm is not None:            # its package lists: no apt-get update again
         subprocess.run(["cp", "-a", str(warm / "apt"), str(new / "apt")], check=True)
     bad = []
