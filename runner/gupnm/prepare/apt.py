@@ -201,7 +201,8 @@ def _remember(key: str, record: dict[str, str]) -> None:
         tmp.write_text(json.dumps({"stamp": stamp, "records": records}))
         os.replace(tmp, path)
     except OSError:
-        tmp.unlink(missing_ok=True)     # only a cache: the next run asks apt
+        with contextlib.suppress(OSError):   # only a cache; a read-only one too
+            tmp.unlink(missing_ok=True)
 
 
 def download(name: str, version: str, dest: Path, arch: str = "amd64") -> Path:
@@ -303,5 +304,6 @@ def host_candidate(pkg: str, store: Path) -> str | None:
         tmp.write_text(json.dumps({"stamp": stamp, "version": version}))
         os.replace(tmp, memo)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):   # only a cache; a read-only one too
+            tmp.unlink(missing_ok=True)
     return version

@@ -17,6 +17,7 @@ into the cache, keyed by the image package's SHA256, never installed.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -126,7 +127,8 @@ def catalogue(arch: str = "amd64") -> list[Offered]:
                 {k: v for k, v in o.__dict__.items()} for o in out]}))
             os.replace(tmp, cached)
         except OSError:
-            tmp.unlink(missing_ok=True)     # only a cache: apt is asked again
+            with contextlib.suppress(OSError):   # only a cache; a read-only one too
+                tmp.unlink(missing_ok=True)
     return out
 
 
