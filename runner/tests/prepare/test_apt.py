@@ -145,6 +145,14 @@ class FetchFailureTest(unittest.TestCase):
             with self.assertRaisesRegex(apt.RunnerError, "E: nope"):
                 apt.fetch(["apt-get", "download", "x"], what="w")
 
+    def test_the_lists_script_inside_is_its_one_line(self):
+        err = apt.RunnerError("gup_test source failed (exit 1):\ngupnm: x\n"
+                              "debian-apt: error: Debian's archive (M) cannot be reached")
+        with mock.patch.object(apt, "run", side_effect=err):
+            with self.assertRaises(apt.RunnerError) as got:
+                apt.fetch(["oot/gup_test-source.sh", "d"], what="gup_test source")
+        self.assertEqual(str(got.exception), "Debian's archive (M) cannot be reached")
+
     def test_script_error_is_its_one_line(self):
         err = apt.RunnerError("runner/debian-apt.sh failed (exit 1):\n"
                               "debian-apt: fetching package lists\n"
