@@ -308,6 +308,45 @@ class SeriesKeyTest(unittest.TestCase):
             self.assertNotEqual(self.key(repo), first)
 
 
+class LinuxSourceDownloadTest(unittest.TestCase):
+    """linux-source-6.12 is downloaded into a scratch folder: an interrupted
+    download (apt-get download writes the final name as it goes) leaves no
+    .deb that the next run would take for the package."""
+
+    def test_interrupted_download_leaves_no_deb(self):
+        with tempfile.TemporaryDirectory() as d:
+            name = 'linux-source-6.12_6.12.118-1~deb12u1_all.deb'
+
+            def cut(cmd, *, cwd, what):
+                (Path(cwd) / name).write_bytes(b'!<arch>\n' + b'x' * 100)
+                raise KeyboardInterrupt
+            with mock.patch.dict(os.environ, {'GUPNM_CACHE': d}), \
+                    mock.patch.object(kernels, 'progress'), \
+                    mock.patch.object(kernels.apt, 'host_candidate',
+                                      return_value='6.12.118-1~deb12u1'), \
+                    mock.patch.object(kernels.apt, 'fetch', side_effect=cut):
+                with self.assertRaises(KeyboardInterrupt):
+                    kernels._linux_source_deb('6.12')
+            self.assertEqual(list(Path(d, 'debs').glob('*.deb')), [])
+            self.assertEqual([p for p in Path(d, 'debs').iterdir()
+                              if p.name.startswith('.dl-')], [])
+
+    def test_whole_download_is_moved_in(self):
+        with tempfile.TemporaryDirectory() as d:
+            name = 'linux-source-6.12_6.12.118-1~deb12u1_all.deb'
+
+            def whole(cmd, *, cwd, what):
+                (Path(cwd) / name).write_bytes(b'deb')
+            with mock.patch.dict(os.environ, {'GUPNM_CACHE': d}), \
+                    mock.patch.object(kernels, 'progress'), \
+                    mock.patch.object(kernels.apt, 'host_candidate',
+                                      return_value='6.12.118-1~deb12u1'), \
+                    mock.patch.object(kernels.apt, 'fetch', side_effect=whole):
+                got = kernels._linux_source_deb('6.12')
+            self.assertEqual(got, Path(d, 'debs', name))
+            self.assertEqual(got.read_bytes(), b'deb')
+
+
 if __name__ == '__main__':
     unittest.main()
 
