@@ -7,9 +7,10 @@ nothing left in the cache that a later run trusts wrongly.
 
 - several cold runs of different kernels at once on one new cache
   (debian:6.1, debian:bookworm-security): each its own verdict, 0 and 1;
-  that cache is then the warm private cache of the checks below (it
-  starts with the series' linux-source-7.3 git base only, hard links of
-  the main cache's: the same for every kernel, and minutes to make);
+  that cache is then the warm private cache of the checks below (the
+  series' linux-source-7.3 git base, from which the module's source is
+  made, is the main cache's, GUPNM_UPSTREAM_BASE: the same for every
+  kernel, and minutes to make);
 - Debian's archive out of reach (a network namespace with no route,
   `unshare -n`): a cold cache is 3 naming the archive, no lists kept; the
   warm cache with lists older than their refresh age judges as usual;
@@ -57,7 +58,7 @@ def runner(args: list[str], *, cache_root: Path | None = None, prefix=(),
     """runner/gupnm-run @args, under @prefix (unshare, setpriv), with the
     cache @cache_root and @env (and another @python than this one)."""
     argv = [*prefix, *([python, *GUPNM[1:]] if python else GUPNM), *args]
-    full = dict(os.environ, **(env or {}))
+    full = dict(os.environ, **_series_base(), **(env or {}))
     if cache_root is not None:
         full["GUPNM_CACHE"] = str(cache_root)
     t0 = time.monotonic()
@@ -95,25 +96,21 @@ def _bad_entries(root: Path) -> list[str]:
     return bad
 
 
-def _seed_series_base(cache_root: Path) -> None:
-    """The series' linux-source-7.3 git base (the module's source comes out
-    of it, the same for every kernel: 1.9 GB and minutes to make), hard
-    links of the main cache's when it has one; every kernel entry stays
-    cold."""
+def _series_base() -> dict[str, str]:
+    """The environment that gives the runs the main cache's git base of the
+    series' linux-source-7.3 (GUPNM_UPSTREAM_BASE, read only: the module's
+    source comes out of it, the same for every kernel: 1.9 GB and minutes
+    to make); {} when the main cache has none. Every kernel entry of the
+    new caches stays cold."""
     src = cache_dir() / "src"
-    bases = [p for p in src.glob("linux-source-7.3-*")
-             if (p / ".gupnm-base-ready").exists()] if src.is_dir() else []
-    if bases:
-        (cache_root / "src").mkdir(parents=True, exist_ok=True)
-        for b in bases:
-            subprocess.run(["cp", "-al", str(b), str(cache_root / "src" / b.name)],
-                           check=True)
+    bases = sorted(p for p in src.glob("linux-source-7.3-*")
+                   if (p / ".gupnm-base-ready").exists()) if src.is_dir() else []
+    return {"GUPNM_UPSTREAM_BASE": str(bases[-1])} if bases else {}
 
 
 def check_cold_parallel(t, base: Path) -> Path | None:
     """Two cold runs of different kernels at once on one new cache."""
     warm = base / "cache"
-    _seed_series_base(warm)
     runs: dict[str, Run] = {}
 
     def one(spec: str) -> None:
@@ -211,7 +208,7 @@ def _interrupted(cache_root: Path, out: Path, pattern: str, sig: int,
                  delay: float) -> tuple[bool, int | None, str]:
     """A run of the cold bug kernel stopped by @sig @delay s after its
     progress line matching @pattern: (line seen, exit code, stderr)."""
-    env = dict(os.environ, GUPNM_CACHE=str(cache_root))
+    env = dict(os.environ, GUPNM_CACHE=str(cache_root), **_series_base())
     proc = subprocess.Popen([*GUPNM, "run", "--kernel", COLD_BUG, "--results", str(out)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, env=env)
@@ -236,7 +233,6 @@ def check_interrupts(t, base: Path, warm: Path | None) -> None:
     """Interrupted in each step in turn, in a new cache, then run again."""
     new = base / "cache-interrupted"
     new.mkdir()
-    _seed_series_base(new)
     if warm is not None:            # its package lists: no apt-get update again
         subprocess.run(["cp", "-a", str(warm / "apt"), str(new / "apt")], check=True)
     bad = []
