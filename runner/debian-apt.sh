@@ -12,7 +12,9 @@
 # The lists are fetched when missing, or older than GUPNM_APT_MAX_AGE
 # minutes (default 360); --update fetches them now if they are older than a
 # minute, --refresh always. A frozen archive whose Release files have expired
-# still works (Acquire::Check-Valid-Until "false").
+# still works (Acquire::Check-Valid-Until "false"). When the archive cannot
+# be reached, the lists of the last whole update are used (a warning says
+# from when); with none, the error names the archive and nothing is kept.
 #
 # Environment: GUPNM_CACHE (default ~/.cache/gupnm), GUPNM_DEBIAN_MIRROR
 # (default http://deb.debian.org), GUPNM_APT_MAX_AGE.

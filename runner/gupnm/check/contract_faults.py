@@ -334,7 +334,7 @@ def run_all(t, *, only: tuple[str, ...] = CHECKS) -> None:
     base.chmod(0o755)
     try:
         warm = None
-        if {"cold", "offline", "readonly", "interrupt"} & set(only):
+        if {"cold", "offline", "readonly"} & set(only):
             warm = _timed("cold", check_cold_parallel, t, base)
         steps = (("offline", check_archive_away, (t, base, warm)),
                  ("readonly", check_readonly_cache, (t, base, warm)),
