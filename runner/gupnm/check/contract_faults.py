@@ -196,37 +196,52 @@ def check_readonly_cache(t, base: Path, warm: Path | None) -> None:
              _clean(r) and r.rc == 1 and BUG_MESSAGE in r.out, r.detail())
 
 
+def _downloading(cache_root: Path) -> bool:
+    """A package is on its way into the cache: a .deb of over 1 MiB in
+    debs/ or a scratch folder of it (apt-get download writes as it goes)."""
+    try:
+        return any(p.stat().st_size > 1 << 20 for p in (cache_root / "debs").rglob("*.deb"))
+    except OSError:
+        return False
+
+
 # The steps a run is interrupted in, in order: the progress line that
-# starts each, the signal, the seconds waited after that line.
-STEPS = (("downloading", r"\] downloading ", signal.SIGTERM, 1.5),
+# starts each, the signal, and when to send it: the seconds after that
+# line, or once a test on the cache holds (a download under way).
+STEPS = (("downloading", r"\] downloading ", signal.SIGTERM, _downloading),
          ("unpacking", r"\] (unpacking|taking the kselftest)", signal.SIGINT, 0.5),
          ("building", r"\] building ", signal.SIGTERM, 1.0),
          ("booting", r"\] booting ", signal.SIGINT, 1.5))
 
 
 def _interrupted(cache_root: Path, out: Path, pattern: str, sig: int,
-                 delay: float) -> tuple[bool, int | None, str]:
-    """A run of the cold bug kernel stopped by @sig @delay s after its
-    progress line matching @pattern: (line seen, exit code, stderr)."""
+                 when) -> tuple[bool, int | None, str]:
+    """A run of the cold bug kernel stopped by @sig @when (seconds after
+    its progress line matching @pattern, or once @when(cache) is true):
+    (signal sent, exit code, stderr)."""
     env = dict(os.environ, GUPNM_CACHE=str(cache_root), **_series_base())
     proc = subprocess.Popen([*GUPNM, "run", "--kernel", COLD_BUG, "--results", str(out)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, env=env)
-    err, seen = [], False
-    for line in proc.stderr:
-        err.append(line)
-        if re.search(pattern, line):
-            seen = True
-            time.sleep(delay)
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True)
+    reader.start()
+    sent, since = False, None
+    while proc.poll() is None and not sent:
+        if since is None and any(re.search(pattern, line) for line in list(err)):
+            since = time.monotonic()
+        if callable(when) and when(cache_root) or \
+                not callable(when) and since is not None and time.monotonic() - since >= when:
             proc.send_signal(sig)
-            break
-    err.append(proc.stderr.read())
+            sent = True
+        time.sleep(0.02)
     try:
         rc = proc.wait(timeout=120)
     except subprocess.TimeoutExpired:
         proc.kill()
         rc = proc.wait()
-    return seen, rc, "".join(err)
+    reader.join(10)
+    return sent, rc, "".join(err)
 
 
 def check_interrupts(t, base: Path, warm: Path | None) -> None:
@@ -236,13 +251,13 @@ def check_interrupts(t, base: Path, warm: Path | None) -> None:
     if warm is not None:            # its package lists: no apt-get update again
         subprocess.run(["cp", "-a", str(warm / "apt"), str(new / "apt")], check=True)
     bad = []
-    for name, pattern, sig, delay in STEPS:
-        seen, rc, err = _interrupted(new, base / f"int-{name}", pattern, sig, delay)
+    for name, pattern, sig, when in STEPS:
+        seen, rc, err = _interrupted(new, base / f"int-{name}", pattern, sig, when)
         left = qemu_processes(str(base / f"int-{name}"))
         for pid in left:
             os.kill(pid, signal.SIGKILL)
         if not seen or rc != 128 + sig or left or "Traceback" in err:
-            bad.append(f"{name}: line seen {seen}, exit {rc}, qemu left {left}\n"
+            bad.append(f"{name}: signal sent {seen}, exit {rc}, qemu left {left}\n"
                        + err[-2000:])
     r = runner(["run", "--kernel", COLD_BUG, "--results", str(base / "int-after")],
                cache_root=new)
