@@ -6,7 +6,10 @@
  *
  * Each thread maps its own "shadow" buffer (MAP_SHARED of the gup_test
  * debugfs file: alloc_page() pages inserted with vm_insert_pages()) and
- * its own anonymous buffer (MADV_NOHUGEPAGE: order-0 too), and times
+ * its own anonymous buffer (PR_SET_THP_DISABLE and MADV_NOHUGEPAGE:
+ * order-0 too, and checked: a cell whose buffers hold a THP or compound
+ * page, or whose order cannot be read from /proc/kpageflags, gets no
+ * shadow/anon ratio, only a "bench control" line saying why), and times
  * gup_test's PIN_FAST_BENCHMARK over each: pin_user_pages_fast() over the
  * buffer, PER_CALL pages a call, then unpin_user_pages(). After one
  * untimed warm-up pass per buffer, shadow and anon repetitions alternate,
@@ -38,12 +41,14 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/utsname.h>
 
 #include <mm/gup_test.h>
@@ -63,6 +68,8 @@
 #define MAX_BENCH_SAMPLES	(16UL * 1024 * 1024)
 #define MAX_RATIO	1000000.0
 #define DEF_MAX_CV	25
+/* include/uapi/linux/kernel-page-flags.h: not order-0 */
+#define KPF_LARGE	((1ULL << 15) | (1ULL << 16) | (1ULL << 22))
 #define MAX_CV		1000
 
 enum backing { SHADOW, ANON, NR_BACKINGS };
@@ -82,6 +89,8 @@ static unsigned int gup_flags = FOLL_WRITE;
 static pthread_barrier_t barrier;
 static double *samples;		/* [thread][backing][reps * iters] ns/page */
 static int cpus[CPU_SETSIZE], nr_cpus;
+/* Of the current cell: pages not order-0 per backing, -1 if not known. */
+static long nr_large[NR_BACKINGS];
 
 struct buf {
 	char *addr;
@@ -124,6 +133,29 @@ static int buf_create(struct buf *b, int fd, enum backing kind)
 	return 0;
 }
 
+/* Pages of @b that are not order-0 (kpageflags); -1 if that cannot be read. */
+static long large_pages(struct buf *b)
+{
+	int pm = open("/proc/self/pagemap", O_RDONLY);
+	int kpf = open("/proc/kpageflags", O_RDONLY);
+	unsigned long long ent, fl;
+	long n = pm < 0 || kpf < 0 ? -1 : 0;
+	size_t i, vpn = (uintptr_t)b->addr / pagesize;
+
+	for (i = 0; n >= 0 && i < opt.pages; i++) {
+		if (pread(pm, &ent, 8, (vpn + i) * 8) != 8 || !(ent >> 63) ||
+		    pread(kpf, &fl, 8, (ent & ((1ULL << 55) - 1)) * 8) != 8)
+			n = -1;
+		else
+			n += !!(fl & KPF_LARGE);
+	}
+	if (pm >= 0)
+		close(pm);
+	if (kpf >= 0)
+		close(kpf);
+	return n;
+}
+
 /* @iters timed passes over @b; ns/page of each into @ns (NULL: untimed). */
 static long bench_pass(struct buf *b, unsigned long iters, double *ns)
 {
@@ -164,8 +196,15 @@ static void *bench_thread_fn(void *arg)
 		err = -errno;
 	for (i = 0; i < NR_BACKINGS && !err; i++)
 		err = buf_create(&b[i], fd, i);
-	for (i = 0; i < NR_BACKINGS && !err; i++)
+	for (i = 0; i < NR_BACKINGS && !err; i++) {
+		long n = large_pages(&b[i]);
+
+		if (n < 0 || __atomic_load_n(&nr_large[i], __ATOMIC_RELAXED) < 0)
+			__atomic_store_n(&nr_large[i], -1, __ATOMIC_RELAXED);
+		else
+			__atomic_add_fetch(&nr_large[i], n, __ATOMIC_RELAXED);
 		err = bench_pass(&b[i], 1, NULL);
+	}
 	/*
 	 * A shadow repetition, then an anon one, all threads in step. A thread
 	 * that failed keeps meeting the barrier: the others must not wait.
@@ -226,6 +265,7 @@ static bool bench_one(unsigned long nr, double *ratio)
 	void *err;
 	int i;
 
+	nr_large[SHADOW] = nr_large[ANON] = 0;
 	samples = calloc(NR_BACKINGS * all, sizeof(double));
 	if (!v || !th || !samples || pthread_barrier_init(&barrier, NULL, nr))
 		ksft_exit_fail_msg("bench: out of memory\n");
@@ -296,6 +336,15 @@ static bool run_bench(void)
 	for (t = 0; t < opt.nr_threads; t++) {
 		if (!bench_one(opt.threads[t], &ratio)) {
 			ok = false;
+			continue;
+		}
+		/* A control of another order says nothing about order-0 folios. */
+		if (nr_large[SHADOW] || nr_large[ANON]) {
+			ksft_print_msg("bench control threads=%lu: not order-0: shadow %ld, anon %ld of %lu pages%s: no shadow/anon ratio\n",
+				       opt.threads[t], nr_large[SHADOW], nr_large[ANON],
+				       opt.threads[t] * opt.pages,
+				       nr_large[SHADOW] < 0 || nr_large[ANON] < 0 ?
+				       " (-1: /proc/kpageflags unreadable)" : "");
 			continue;
 		}
 		ksft_print_msg("bench ratio threads=%lu shadow/anon=%.2f\n",
@@ -405,6 +454,8 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv);
 	pagesize = getpagesize();
+	/* Order-0 anonymous pages, with or without madvise(): checked per cell. */
+	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	ksft_print_header();
 	if (opt.no_bench)
 		ksft_exit_skip("disabled with -B\n");

@@ -4,7 +4,10 @@
 # into OUTDIR: the files of the series' base tree (patchgen/upstream/base,
 # Debian's linux-source-7.3, fetched into the cache on first use) with the
 # series' own hunks applied in order. This is the one source of the module
-# that oot/build-module.sh builds for shipped kernels.
+# that oot/build-module.sh builds for shipped kernels. Beside them, what
+# the test builds with from the same tree: selftests/kselftest.h,
+# selftests/mm/vm_util.[ch], and uapi/linux/fs.h (vm_util.h needs a newer
+# <linux/fs.h> than older distributions' headers have).
 #
 #   oot/gup_test-source.sh OUTDIR
 #
@@ -41,3 +44,13 @@ while IFS='|' read -r message edits _; do
 done <"$gen/upstream/steps"
 mv "$out/mm/gup_test.c" "$out/mm/gup_test.h" "$out/"
 rmdir "$out/mm"
+mkdir -p "$out/selftests/mm" "$out/uapi/linux"
+for f in tools/testing/selftests/kselftest.h:selftests/kselftest.h \
+	 tools/testing/selftests/mm/vm_util.h:selftests/mm/vm_util.h \
+	 tools/testing/selftests/mm/vm_util.c:selftests/mm/vm_util.c \
+	 include/uapi/linux/fs.h:uapi/linux/fs.h; do
+	git -C "$base" show "HEAD:${f%%:*}" >"$out/${f#*:}" || {
+		echo "gup_test-source: $base has no ${f%%:*} at HEAD" >&2
+		exit 1
+	}
+done

@@ -21,14 +21,12 @@
 #endif
 
 /*
- * folio_is_longterm_pinnable() reaches page-block helpers that shipped
- * kernels do not export where CMA is built in (get_pfnblock_flags_mask() on
- * Debian's 6.1 and 6.12 arm64) and on 7.x (get_pfnblock_migratetype(), seen
- * on 7.3; upstream, the tristate patch exports it to gup_test): out of tree,
- * PIN_LONGTERM_BENCHMARK's sanity check loses its CMA half.
+ * Out of tree, gup_test is a module whatever the kernel's config says
+ * (shipped kernels leave CONFIG_GUP_TEST unset): the source leaves out what
+ * a module cannot reach (the CMA half of the long-term pinnable check).
  */
-#if IS_ENABLED(CONFIG_CMA) || LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
-#define folio_is_longterm_pinnable(folio)	((void)(folio), true)
+#ifndef CONFIG_GUP_TEST_MODULE
+#define CONFIG_GUP_TEST_MODULE 1
 #endif
 
 #if !defined(CONFIG_HAVE_GUP_FAST) && defined(CONFIG_HAVE_FAST_GUP)
@@ -47,6 +45,48 @@
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
 /* vm_flags became read-only behind vm_flags_set() in 6.3. */
 #define vm_flags_set(vma, flags)	((vma)->vm_flags |= (flags))
+#endif
+
+#ifndef vma_desc_set_flags
+/*
+ * Before the VMA flag bits (7.x), vm_area_desc carried vm_flags, as the
+ * stand-in below does.
+ */
+#define VMA_MAYSHARE_BIT		VM_MAYSHARE
+#define VMA_MIXEDMAP_BIT		VM_MIXEDMAP
+#define vma_desc_test(desc, flag)	((desc)->vm_flags & (flag))
+#define vma_desc_set_flags(desc, flag)	((desc)->vm_flags |= (flag))
+#endif
+
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 16, 0)
+/*
+ * ->mmap_prepare and struct vm_area_desc came with 6.16. Before, an ->mmap
+ * wrapper runs the source's handler on a stand-in descriptor: the wrapper
+ * takes gup_test_mmap_prepare's name (that is what the file operations
+ * name), the handler is renamed, and .mmap_prepare becomes .mmap.
+ */
+struct vm_area_desc {
+	struct file *file;
+	vm_flags_t vm_flags;
+	const struct vm_operations_struct *vm_ops;
+};
+
+static int gup_test_mmap_prepare_desc(struct vm_area_desc *desc);
+
+static int gup_test_mmap_prepare(struct file *file, struct vm_area_struct *vma)
+{
+	struct vm_area_desc desc = { .file = file, .vm_flags = vma->vm_flags };
+	int ret = gup_test_mmap_prepare_desc(&desc);
+
+	if (!ret) {
+		vm_flags_set(vma, desc.vm_flags & ~vma->vm_flags);
+		vma->vm_ops = desc.vm_ops;
+	}
+	return ret;
+}
+
+#define gup_test_mmap_prepare(desc)	gup_test_mmap_prepare_desc(desc)
+#define mmap_prepare			mmap
 #endif
 
 #endif /* _GUP_TEST_COMPAT_H */

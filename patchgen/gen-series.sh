@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Generate a patch series from the repository.
 #
-#   patchgen/gen-series.sh [-o OUTDIR] [-b BASE_TREE] [-g] SERIES
+#   patchgen/gen-series.sh [-o OUTDIR] [-b BASE_TREE] [-g] [-m MAINLINE] [-s] SERIES
 #
 # SERIES is a directory of patchgen/: "upstream" (the test, for the current
 # upstream tree: Debian's linux-source-7.3) or "stable-6.12" (the fix as a
@@ -22,9 +22,20 @@
 #
 # Identity: the committed patches/ carry the project identity of
 # patchgen/author; -g uses `git config user.name` / `user.email` instead,
-# for the copy you send (make patches-to-send). A step with an author of
-# its own (the backported fix) keeps that author; our Signed-off-by follows
-# its trailers.
+# for the copy you send (make patches-to-send), and refuses an example.*
+# address. A step with an author of its own (the backported fix) keeps that
+# author; our Signed-off-by follows its trailers.
+#
+# Upstream's words: a message holding an "@upstream COMMIT@" line (the
+# stable backport) stands for that commit's changelog, which is not
+# reachable offline: the committed draft says so in its place, and -m
+# MAINLINE (a mainline git tree) puts the changelog there verbatim, as
+# `git show -s --format=%B COMMIT` gives it, with its author. The copy
+# you send needs -m.
+#
+# -s (send): the series is generated on BASE_TREE's HEAD (a mainline or
+# mm-new tree with its history), with a base-commit: line, To:/Cc: from
+# its get_maintainer.pl, and checkpatch.pl --strict run in that tree.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,15 +43,21 @@ gen=$repo/patchgen
 out=
 base=
 git_identity=
+mainline=
+send=
 
 die() { echo "gen-series: error: $*" >&2; exit 1; }
-usage() { echo "usage: $0 [-o OUTDIR] [-b BASE_TREE] [-g] upstream|stable-6.12" >&2; exit 2; }
+# shellcheck source=patchgen/identity.sh
+. "$gen/identity.sh"
+usage() { echo "usage: $0 [-o OUTDIR] [-b BASE_TREE] [-g] [-m MAINLINE] [-s] upstream|stable-6.12" >&2; exit 2; }
 
-while getopts "o:b:gh" opt; do
+while getopts "o:b:gm:sh" opt; do
 	case $opt in
 	o) out=$OPTARG ;;
 	b) base=$OPTARG ;;
 	g) git_identity=1 ;;
+	m) mainline=$OPTARG ;;
+	s) send=1 ;;
 	*) usage ;;
 	esac
 done
@@ -54,26 +71,66 @@ fi
 out=${out:-$repo/patches/$series}
 
 read -r pkg version <"$sdir/base"
+[ -z "$send" ] || [ -n "$base" ] || die "-s needs -b MAINLINE_TREE, the tree to send against."
+[ -z "$mainline" ] || git -C "$mainline" rev-parse --verify -q HEAD >/dev/null ||
+	die "-m $mainline is not a git tree with a commit."
 [ -n "$base" ] || base=$("$repo/runner/linux-source-base.sh" "${pkg#linux-source-}" "$version")
 git -C "$base" rev-parse --verify -q HEAD >/dev/null ||
 	die "$base is not a git tree with a commit; see runner/linux-source-base.sh."
 
-if [ -n "$git_identity" ]; then
-	name=$(git -C "$repo" config user.name || true)
-	email=$(git -C "$repo" config user.email || true)
-	if [ -z "$name" ] || [ -z "$email" ]; then
-		die "-g needs git config user.name and user.email (set them, then run again)."
-	fi
-	ident="$name <$email>"
-else
-	ident=$(head -n1 "$gen/author")
-fi
+ident=$(ident_of "$repo" "$git_identity")
 
 export GIT_COMMITTER_NAME=${ident% <*}
 export GIT_COMMITTER_EMAIL=${ident##*<}
 GIT_COMMITTER_EMAIL=${GIT_COMMITTER_EMAIL%>}
 export GIT_AUTHOR_DATE="2026-11-30T12:00:00+0000"
 export GIT_COMMITTER_DATE=$GIT_AUTHOR_DATE
+
+# Copy message @1 to @2, its "@upstream COMMIT@" line replaced: by that
+# commit's changelog from -m MAINLINE (and $author set to its author), or
+# in a draft by a note saying what stands there in the copy to send.
+upstream_words() {
+	local line commit
+	line=$(grep -m1 -n '^@upstream [0-9a-f]\{12,40\}@$' "$1" || true)
+	if [ -z "$line" ]; then
+		cp "$1" "$2"
+		return
+	fi
+	commit=${line#*@upstream }
+	commit=${commit%@}
+	if [ -n "$mainline" ]; then
+		git -C "$mainline" cat-file -e "$commit^{commit}" 2>/dev/null ||
+			die "$mainline has no commit $commit: fetch mainline there, then run again."
+		[ "$(git -C "$mainline" show -s --format=%s "$commit")" = "$(head -n1 "$1")" ] ||
+			die "$commit in $mainline is not \"$(head -n1 "$1")\"."
+		author=$(git -C "$mainline" show -s --format='%an <%ae>' "$commit")
+		{ sed -n "1,$((${line%%:*} - 1))p" "$1"
+		  git -C "$mainline" show -s --format=%B "$commit" | sed -e '1,/^$/d' -e '${/^$/d}'
+		  sed -n "$((${line%%:*} + 1)),\$p" "$1"; } >"$2"
+		return
+	fi
+	[ -z "$git_identity" ] ||
+		die "$series carries upstream's changelog of $commit: give your mainline tree (-m, make patches-to-send MAINLINE=...)."
+	sed "${line%%:*}s/.*/[ Upstream's changelog of ${commit:0:12}, verbatim with its trailers, stands\n  here in the copy that is sent (make patches-to-send MAINLINE=...); this\n  draft was made offline and does not reproduce it. ]/" "$1" >"$2"
+}
+
+# format-patch options for sending @2..@3 from tree @1: --base (the
+# base-commit: line), --to the maintainers and --cc everyone else
+# get_maintainer.pl names.
+recipients() {
+	local who
+	echo "--base=$2"
+	git -C "$1" diff "$2" "$3" >"$scratch/all.diff"
+	(cd "$1" && perl scripts/get_maintainer.pl --no-git --no-git-fallback \
+		"$scratch/all.diff") >"$scratch/who" ||
+		die "get_maintainer.pl failed in $1."
+	while IFS= read -r who; do
+		case $who in
+		*'(maintainer'*) echo "--to=${who%% (*}" ;;
+		*) echo "--cc=${who%% (*}" ;;
+		esac
+	done <"$scratch/who"
+}
 
 # Build the commits in a scratch index: no checkout of the base tree.
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/gen-series.XXXXXX")
@@ -98,11 +155,12 @@ while IFS='|' read -r message edits files author; do
 	fi
 	author=${author:-$ident}
 	msg=$scratch/msg
-	cp "$gen/$message" "$msg"
+	upstream_words "$gen/$message" "$msg"
 	# The sender's Signed-off-by (-g) joins the message's trailer block, or
 	# starts one; the committed drafts carry none (no DCO without a person).
 	if [ -n "$git_identity" ]; then
-		tail -n1 "$msg" | grep -q '^[A-Za-z-]*: ' || echo >>"$msg"
+		# (a backporter's "[ note ]" stands right above it, as stable has it)
+		tail -n1 "$msg" | grep -q -e '^[A-Za-z-]*: ' -e ']$' || echo >>"$msg"
 		echo "Signed-off-by: $ident" >>"$msg"
 	fi
 	tree=$(git -C "$base" write-tree)
@@ -115,9 +173,11 @@ prefix=PATCH
 tmp_out=$(mktemp -d)
 cover_opt=--no-cover-letter
 [ -f "$sdir/cover-letter.txt" ] && cover_opt=--cover-letter
+send_opts=()
+[ -z "$send" ] || mapfile -t send_opts < <(recipients "$base" "$start" "$head")
 git -C "$base" -c core.abbrev=12 format-patch -q "$cover_opt" --no-signature \
 	--zero-commit --no-binary --from="$ident" --subject-prefix="$prefix" \
-	-o "$tmp_out" "$start..$head"
+	"${send_opts[@]}" -o "$tmp_out" "$start..$head"
 
 cover=$tmp_out/0000-cover-letter.patch
 [ ! -f "$sdir/cover-letter.txt" ] || python3 - "$cover" "$sdir/cover-letter.txt" <<'PY'
@@ -139,4 +199,14 @@ cp "$tmp_out"/* "$out/"
 rm -rf "$tmp_out"
 what="$(wc -l <"$out/series") patches"
 [ -f "$sdir/cover-letter.txt" ] && what="$what and a cover letter"
-echo "gen-series: wrote $what ($series, base $pkg $version) to $out"
+if [ -n "$send" ]; then
+	what="$what on $(git -C "$base" describe --tags --always "$start")"
+else
+	what="$what ($series, base $pkg $version)"
+fi
+echo "gen-series: wrote $what to $out"
+# Sending: checkpatch in the tree, whose history looks up every commit id.
+[ -z "$send" ] || for p in "$out"/[0-9][0-9][0-9][1-9]-*.patch; do
+	(cd "$base" && perl scripts/checkpatch.pl --strict -q "$p") >&2 ||
+		die "checkpatch.pl --strict in $base: $(basename "$p") is not clean (above): fix it before sending."
+done

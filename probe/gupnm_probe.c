@@ -55,6 +55,7 @@
 #include <linux/kcov.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
@@ -105,7 +106,7 @@ struct mapping {
 	unsigned int nr_fds;
 	volatile uint32_t *page[MAX_PAGES];
 	unsigned int nr_pages;
-	bool control;		/* shmem: may be large, need not be mixedmap */
+	bool control;		/* shmem: order-0 too, need not be mixedmap */
 };
 
 /* What the trigger did to a mapping's pages. */
@@ -275,6 +276,8 @@ static int map_control(struct mapping *m, char *why, size_t len)
 		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 	m->control = true;
+	/* Order-0 shmem, with or without madvise(); map_check() checks it. */
+	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	snprintf(why, len, "mmap(MAP_SHARED|MAP_ANONYMOUS)");
 	return add_region(m, p, opt.pages * page_size, 0, opt.pages);
 }
@@ -518,6 +521,13 @@ static int check_pages(struct mapping *m, uint64_t *pfn, uint64_t *before,
 		before[i] = f;
 		if (KPF(f, KPF_DIRTY)) {
 			snprintf(why, len, "page %u is dirty before the trigger (kpageflags %#llx): the witness cannot work on it",
+				 i, (unsigned long long)f);
+			return KSFT_SKIP;
+		}
+		/* The control must be order-0 too: a shmem THP says nothing of them. */
+		if (m->control && (KPF(f, KPF_COMPOUND_HEAD) || KPF(f, KPF_COMPOUND_TAIL) ||
+				   KPF(f, KPF_THP))) {
+			snprintf(why, len, "control: shmem page %u is not order-0 (kpageflags %#llx: shmem THP, see shmem_enabled): no order-0 control, no verdict",
 				 i, (unsigned long long)f);
 			return KSFT_SKIP;
 		}

@@ -48,7 +48,9 @@ def _vm_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", choices=kconfig.VARIANTS, default="default",
                    help="config variant of a source kernel (debug: KASAN, "
                    "lockdep, DEBUG_VM, kmemleak, ...; selftests: CONFIG_GUP_TEST, "
-                   "KSM, THP, and the gup_test cross-check of the benchmark)")
+                   "KSM, THP, and the gup_test cross-check of the benchmark; "
+                   "kselftest: the tree's own gup_test built in, as kselftest "
+                   "kernels have it)")
     p.add_argument("--arch", choices=("amd64", "arm64"), default="amd64",
                    help="guest architecture: arm64 boots Debian arm64 kernels "
                    "under qemu-system-aarch64 (TCG; module and test cross-built)")
@@ -479,6 +481,9 @@ def bench_report(s: dict) -> str:
         rows.append(row)
     lines.append(stats.format_table(rows, headers))
     for r in s.get("bench_ratio", []):
+        if r.get("refused"):
+            lines.append(f"         {r['threads']} thread(s): no shadow/anon ratio, "
+                         f"the control is not what it claims: {r['refused']}")
         if r.get("shadow_anon_ratio") is not None:
             lines.append(f"         {r['threads']} thread(s): shadow/anon ratio = "
                          f"{r['shadow_anon_ratio']:.2f}"
@@ -542,10 +547,13 @@ def cmd_run(args) -> int:
         args.printed_json = True
         return code
     report(out, show_tap=live is None, file=human)
+    judged = probe.judge_unasked(out.summary, args, outdir)
+    if judged is not None:
+        print(f"verdict: {out.summary['verdict']}\nexit:    {judged}", file=human)
     if args.json:
         print(json.dumps(out.summary, indent=2, sort_keys=True))
     args.printed_json = True
-    return out.exit_code
+    return out.exit_code if judged is None else judged
 
 
 def _failure(err: BaseException) -> tuple[int, str]:

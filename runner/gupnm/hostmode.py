@@ -29,7 +29,6 @@ from .guest import vmrun
 from .host import REPO, RunnerError, progress
 from .parse import tap as tapmod
 from .prepare import kernels
-from .prepare.modsource import gup_test_source
 from .report import results
 
 DEBUGFS = Path("/sys/kernel/debug")
@@ -96,8 +95,7 @@ def _facts() -> dict:
 def _build(release: str) -> tuple[Path, Path, Path]:
     kdir = (Path("/lib/modules") / release / "build").resolve()
     ko = kernels.build_module(kdir, release)
-    binary = kernels.build_selftest(REPO / kernels.SELFTEST, gup_test_source() / "include",
-                                    kernels._kselftest_tree())
+    binary = kernels.build_selftest(REPO / kernels.SELFTEST)
     return kdir, ko, binary
 
 

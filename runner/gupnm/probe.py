@@ -585,6 +585,39 @@ def cmd_run(args, outdir: Path) -> int:
     return s["exit_code"]
 
 
+# Where the test could not ask: the kernel's own gup_test lacks what it needs
+# (built in, so the runner's module cannot stand in for it, or the module an
+# image: DIR gave). Its skip is no verdict: the probe judges the same image.
+UNASKED = ("gup_test lacks GUP_FAST_VERDICT", "gup_test cannot be mapped")
+
+
+def judge_unasked(run: dict, args, outdir: Path) -> int | None:
+    """If @run (a module run's summary) is such a skip, run the probe on the
+    image it booted, write its reports into @outdir, fold its verdict into
+    @run (exit code, outcome, verdict, a note) and return its exit code;
+    else None."""
+    from .guest import vmrun
+    reason = run.get("skip_reason") or ""
+    image = run.get("kernel", {}).get("source", {}).get("boot_image")
+    if run.get("exit_code") != 4 or not reason.startswith(UNASKED) or not image:
+        return None
+    release = run["kernel"].get("release", "?")
+    why = (f"probe: the test could not ask ({reason}): the kernel's own gup_test, "
+           "built in or its own module, stands where the runner's would")
+    progress(f"{release}: {why}")
+    res, where, notes = run_guest(Path(image), outdir, [], memory_mb=min(args.memory, 1024),
+                                  timeout=args.timeout, retries=args.retries,
+                                  append=args.append, arch=getattr(args, "arch", "amd64"))
+    s = summary(args.kernel, res, where=where, why=why, release=release, notes=notes)
+    run.update(exit_code=s["exit_code"], outcome=s["outcome"],
+               verdict=f"probe: {s['verdict']}")
+    run.setdefault("notes", []).append(
+        f"{why}: probe-summary.json, junit.xml and ktap.txt are the probe's")
+    vmrun.save_reports(outdir, run)
+    write_reports(outdir, s)            # the probe's junit.xml and ktap.txt
+    return s["exit_code"]
+
+
 # --- module and probe on the same kernel --------------------------------------
 
 def agreement(module: dict, probe_summary: dict) -> dict:

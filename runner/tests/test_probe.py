@@ -470,3 +470,39 @@ class JunitTest(unittest.TestCase):
         for name in failed:
             self.assertIn(f'name="{name}"', xml)
         self.assertEqual(xml.count("<failure"), len(failed))
+
+
+class JudgeUnasked(unittest.TestCase):
+    """A kernel whose built-in gup_test lacks the command: the test's skip
+    is no verdict; the probe judges the same image."""
+
+    def _summary(self, reason, code=4, release="6.12.118+"):
+        return {"exit_code": code, "outcome": "skip", "skip_reason": reason,
+                "verdict": "skip", "kernel": {"release": release, "source": {
+                    "boot_image": "/k/vmlinux"}}}
+
+    def _args(self):
+        return mock.Mock(memory=1024, timeout=60, retries=1, append="", arch="amd64",
+                         kernel="image:/k/bzImage:/k/build")
+
+    def test_a_skip_for_a_lacking_gup_test_becomes_the_probes_verdict(self):
+        bug = load('debian-6.12.117.txt')
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(probe, 'run_guest', return_value=(bug, 'tcg', [])) as rg:
+            s = self._summary("gup_test lacks GUP_FAST_VERDICT (Invalid argument)",
+                              release=bug.kernel)
+            code = probe.judge_unasked(s, self._args(), Path(d))
+            self.assertEqual(rg.call_args.args[0], Path('/k/vmlinux'))   # the same image
+            self.assertEqual(code, probe.EXIT_FAIL)
+            self.assertEqual((s['exit_code'], s['outcome']), (1, 'fail'))
+            self.assertTrue(s['verdict'].startswith('probe: '))
+            self.assertIn('the kernel\'s own gup_test', s['notes'][0])
+            self.assertEqual(json.loads((Path(d) / 'summary.json').read_text())['exit_code'], 1)
+            self.assertTrue((Path(d) / 'probe-summary.json').exists())
+
+    def test_other_skips_and_verdicts_are_left_alone(self):
+        with mock.patch.object(probe, 'run_guest') as rg:
+            for s in (self._summary("needs root"), self._summary(None, code=1),
+                      self._summary("gup_test lacks GUP_FAST_VERDICT", code=0)):
+                self.assertIsNone(probe.judge_unasked(s, self._args(), Path('/nonexistent')))
+        rg.assert_not_called()

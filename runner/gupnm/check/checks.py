@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 from ..host import REPO, RunnerError, cache_dir, ensure_tools, progress
-from ..prepare import chroot, debian, source
+from ..prepare import chroot, debian, modsource, source
 from ..prepare.modsource import gup_test_source
-from . import arm64_checks, contract, kselftest_checks, matrix, numa, probe_checks
+from . import arm64_checks, contract, kselftest_checks, matrix, numa, probe_checks, sending
 from .tally import Tally
 
 
@@ -79,19 +79,22 @@ def check_module_builds(t: Tally) -> None:
                 lambda spec=spec: build_in_root(spec))
 
 
-def _test_includes(base: Path) -> list[str]:
-    """-I arguments of the test: <mm/gup_test.h> as the series leaves it,
-    "../kselftest.h" from the series' base tree @base."""
-    return ["-I", str(gup_test_source() / "include"),
-            "-I", str(base / "tools/testing/selftests/mm")]
+def _test_build(cc: str, out: Path) -> list:
+    """The test's build command for @cc into @out, as the runner builds it:
+    includes and vm_util.c from the series' base (modsource)."""
+    gts = gup_test_source()
+    incs = [a for inc in modsource.selftest_includes(gts) for a in ("-I", str(inc))]
+    lib = modsource.selftest_libs(gts)[0]
+    return ["bash", "-c", '"$1" -O2 "${@:4}" -c -o "$2.o" "$3" && '
+            '"$1" -static -O2 -Wall -Wextra -Werror "${@:4}" -o "$2" '
+            f'"{REPO / "tools/testing/selftests/mm/gup_null_mapping.c"}" "$2.o" -lpthread -lm',
+            "-", cc, str(out), str(lib), *incs]
 
 
 def check_selftest_build(t: Tally, base: Path) -> None:
     def build():
         with tempfile.TemporaryDirectory() as tmp:
-            rc, out = _sh(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror",
-                           *_test_includes(base), "-o", Path(tmp) / "t",
-                           REPO / "tools/testing/selftests/mm/gup_null_mapping.c"])
+            rc, out = _sh(_test_build("gcc", Path(tmp) / "t"))
             return rc == 0, out
     t.guard("host: gup_null_mapping compiles with -Wall -Wextra -Werror", build)
 
@@ -107,23 +110,27 @@ CROSS_CCS = {"arm64": CROSS_CC, "armhf": "arm-linux-gnueabihf-gcc",
              "riscv64": "riscv64-linux-gnu-gcc"}
 
 
-def _cross_build(cc: str, src: Path, includes: list[str]) -> tuple[bool, str]:
+def _cross_build(cc: str, src: Path | None, includes: list[str]) -> tuple[bool, str]:
+    """@src built with @cc and @includes, or the test (@src None) as the
+    runner builds it."""
     if not shutil.which(cc):
         return False, f"{cc} not found: apt-get install gcc-{cc[:-len('-gcc')]} (.ci/run does)"
     with tempfile.TemporaryDirectory() as tmp:
-        rc, out = _sh([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror",
-                       *includes, "-o", Path(tmp) / "t", src, "-lpthread", "-lm"])
+        if src is None:
+            rc, out = _sh(_test_build(cc, Path(tmp) / "t"))
+        else:
+            rc, out = _sh([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror",
+                           *includes, "-o", Path(tmp) / "t", src, "-lpthread", "-lm"])
         return rc == 0, out
 
 
 def check_cross_builds(t: Tally, base: Path) -> None:
     """The test for every architecture of CROSS_CCS and the stress program
     for arm64, -Wall -Wextra -Werror: nothing x86-only."""
-    test = REPO / "tools/testing/selftests/mm/gup_null_mapping.c"
     for arch, cc in CROSS_CCS.items():
         t.guard(f"host: gup_null_mapping cross-compiles for {arch} ({cc}) with "
                 "-Wall -Wextra -Werror",
-                lambda cc=cc: _cross_build(cc, test, _test_includes(base)))
+                lambda cc=cc: _cross_build(cc, None, []))
     stress_inc = ["-I", str(gup_test_source() / "include"),
                   "-I", str(base / "tools/testing/selftests")]
     t.guard(f"host: gupnm_stress cross-compiles for arm64 ({CROSS_CC}) with "
@@ -166,9 +173,10 @@ def check_series(t: Tally, series: str, base: Path) -> None:
         t.guard(f"{label}: gup_null_mapping builds with the tree's own "
                 "selftests/mm Makefile, no warnings",
                 lambda: _kselftest_builds(am_tree, applied))
-    t.guard(f"{label}: drafts carry no Signed-off-by of the project's; "
-            "make patches-to-send adds the sender's",
-            lambda: _signoffs(series, base, patches))
+    if series != "stable-6.12":     # stable's -g needs a mainline: check.sending
+        t.guard(f"{label}: drafts carry no Signed-off-by of the project's; "
+                "make patches-to-send adds the sender's",
+                lambda: _signoffs(series, base, patches))
 
     try:
         checkpatch = base / "scripts/checkpatch.pl"
@@ -181,8 +189,9 @@ def check_series(t: Tally, series: str, base: Path) -> None:
     fixes = [p for p in patches if source.is_fix(p)]
     if series == "stable-6.12":
         t.guard(f"{label}: the fix alone, as a backport of {UPSTREAM_FIX} "
-                "(upstream author, 'commit <full sha> upstream.' line, exact "
-                "Fixes: tag)", lambda: _backport(patches, fixes))
+                "(upstream author, 'commit <full sha> upstream.' line, no "
+                "words or trailers of upstream's written here, the note)",
+                lambda: _backport(patches, fixes))
     else:
         t.guard(f"{label}: no mm/gup.c change (the fix is upstream)",
                 lambda: (not fixes, ", ".join(p.name for p in fixes)))
@@ -268,14 +277,23 @@ def _signoffs(series: str, base: Path, patches: list[Path]) -> tuple[bool, str]:
 
 def _backport(patches: list[Path], fixes: list[Path]) -> tuple[bool, str]:
     """The stable series: the fix alone, with the backport's upstream
-    author, 'commit <sha> upstream.' line and Fixes: tag."""
+    author and 'commit <sha> upstream.' line; upstream's changelog is not
+    reachable offline, so the draft says what stands in its place and
+    writes none of upstream's trailers (make patches-to-send MAINLINE=...
+    puts them there: check.sending)."""
     if [p.name for p in fixes] != [p.name for p in patches] or len(patches) != 1:
         return False, ("stable takes the fix alone: one patch, the backport "
                        f"(got {', '.join(p.name for p in patches)})")
     text = fixes[0].read_text()
-    want = [FIXES_TAG, UPSTREAM_LINE, "From: John Hubbard <jhubbard@nvidia.com>"]
-    missing = [w for w in want if w not in text]
-    return not missing, "missing: " + "; ".join(missing)
+    body = text[:text.index("\n---\n")]
+    want = [UPSTREAM_LINE, "From: John Hubbard <jhubbard@nvidia.com>",
+            f"[ Upstream's changelog of {UPSTREAM_FIX}, verbatim",
+            "[ context-only adjustment: "]
+    missing = [w for w in want if w not in body]
+    trailers = re.findall(r"^(?:Signed-off-by|Acked-by|Reviewed-by|Fixes|Cc|Link): .*$",
+                          body, re.M)
+    return not missing and not trailers, ("missing: " + "; ".join(missing)
+                                          + "; trailers written here: " + "; ".join(trailers))
 
 
 def check_prefixes(t: Tally) -> None:
@@ -305,8 +323,6 @@ def check_prefixes(t: Tally) -> None:
 UPSTREAM_FIX = "c494788faffe"
 UPSTREAM_SHA = "c494788faffe67216c56623d240541fde50139c3"
 UPSTREAM_LINE = f"commit {UPSTREAM_SHA} upstream."
-FIXES_TAG = ('Fixes: f002882ca369 ("mm: merge folio_is_secretmem() and '
-             'folio_fast_pin_allowed() into gup_fast_folio_allowed()")')
 
 
 def added_files(patch: Path) -> list[str]:
@@ -319,7 +335,8 @@ def run_checkpatch(tree: Path, checkpatch: Path, patch: Path) -> tuple[bool, str
     """checkpatch --strict, with two warnings replaced by real checks.
 
     UNKNOWN_COMMIT_ID: Debian's source tree has no history, so no commit id
-    can be looked up; the Fixes: tag is checked verbatim instead.
+    can be looked up; make patches-to-send runs checkpatch in the sender's
+    tree, which can (check.sending).
     MISSING_SIGN_OFF: the committed drafts carry no Signed-off-by (no DCO
     without a person); make patches-to-send adds the sender's, which
     check_series checks.
@@ -427,6 +444,7 @@ def _host_checks(t: Tally, bases: dict[str, Path]) -> None:
     check_module_builds(t)
     for name, base in bases.items():
         check_series(t, name, base)
+    sending.check(t, bases)
     probe_checks.host_checks(t)
     kselftest_checks.host_checks(t)
 
@@ -436,6 +454,8 @@ def _vm_checks(t: Tally, args: argparse.Namespace) -> None:
     debug kernels, the runner's contract, the kselftest paths and LAVA."""
     progress("VM matrix")
     module_runs = matrix.run_matrix(t)
+    matrix.run_unasked(t)
+    matrix.run_thp_always(t)
     progress("the module-free probe on the matrix's Debian kernels")
     probe_checks.vm_checks(t, module_runs)
     progress(f"NUMA pressure, {NUMA_SHORT_RUNS} runs per kernel "

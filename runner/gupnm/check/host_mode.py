@@ -33,7 +33,7 @@ from pathlib import Path
 
 from .. import probe
 from ..host import REPO, cache_dir, ensure_tools, locked
-from ..prepare import debian, kernels, modsource
+from ..prepare import debian, kernels
 from .tally import Tally
 
 
@@ -163,8 +163,7 @@ def method_of(s: dict) -> tuple[str, str]:
 
 
 def check(t: Tally, cases=CASES) -> None:
-    kernels.build_selftest(REPO / kernels.SELFTEST, modsource.gup_test_source() / "include",
-                           kernels._kselftest_tree())
+    kernels.build_selftest(REPO / kernels.SELFTEST)
     probe.build()
     for case in cases:
         got, out, secs = boot(case)

@@ -294,5 +294,55 @@ def run_matrix(t) -> dict[str, dict]:
     return _run(t, MATRIX, "default", "")
 
 
+# THP "always" (Debian's kernels say madvise): the controls must still be
+# order-0, as the test and the benchmark check, and the verdicts unchanged.
+THP_ALWAYS = ("debian:7.3", "transparent_hugepage=always")
+
+
+def run_thp_always(t) -> None:
+    from ..cli import run_one
+    spec, append = THP_ALWAYS
+    label = f"vm {spec} ({append})"
+    args = _args("default", "")
+    args.append = append
+    out = boot(t, label, spec, args,
+               REPO / "results" / f"check-thp-{datetime.now():%Y%m%d-%H%M%S}", run_one)
+    if out is None:
+        return
+    for name, ok, detail in assertions(out.summary, out.tap_text, "pass"):
+        t.record(f"{label}: {name}", ok, detail)
+    ratios = out.summary.get("bench_ratio", [])
+    t.record(f"{label}: every benchmark cell's control was order-0 (a ratio each)",
+             ratios and all(r.get("shadow_anon_ratio") is not None and not r.get("refused")
+                            for r in ratios), str(ratios))
+
+
+# A kernel with the fix whose gup_test is built in from a tree without the
+# series (6.12 configured as kselftest labs do): the test cannot ask, so it
+# skips, and the runner's verdict comes from the probe, never a FAIL.
+UNASKED = ("source:debian-6.12:all", "kselftest")
+
+
+def run_unasked(t) -> None:
+    from .. import probe
+    from ..cli import run_one
+    spec, config = UNASKED
+    label = f"vm {spec} (--config {config}: gup_test built in, without the command)"
+    outdir = REPO / "results" / f"check-{config}-{datetime.now():%Y%m%d-%H%M%S}"
+    args = _args("default", "")
+    args.config = config
+    out = boot(t, label, spec, args, outdir, run_one)
+    if out is None:
+        return
+    s = out.summary
+    t.record(f"{label}: the test skipped, naming the missing command",
+             s.get("exit_status") == 4 and
+             (s.get("skip_reason") or "").startswith("gup_test lacks GUP_FAST_VERDICT"),
+             f"exit status {s.get('exit_status')}, skip: {s.get('skip_reason')}")
+    code = probe.judge_unasked(s, args, outdir)
+    t.record(f"{label}: the runner judged with the probe: PASS (the fix), not FAIL",
+             code == 0 and s.get("exit_code") == 0, f"exit {code}: {s.get('verdict')}")
+
+
 def run_debug(t) -> None:
     _run(t, DEBUG_MATRIX, "debug", DEBUG_TEST_ARGS)

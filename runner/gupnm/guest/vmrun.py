@@ -535,6 +535,7 @@ def merge_bench(test: tap.TapResult, bench: tap.TapResult) -> None:
     as a whole (-B, no gup_test) adds nothing."""
     test.bench, test.bench_title = bench.bench, bench.bench_title
     test.bench_params, test.bench_ratios = bench.bench_params, bench.bench_ratios
+    test.bench_refused = bench.bench_refused
     if test.skipped or bench.skipped or not test.results:
         return
     for r in bench.results:

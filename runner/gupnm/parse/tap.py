@@ -70,6 +70,8 @@ BENCH_PARAMS = ('flags', 'longterm', 'pages', 'pages_per_call', 'reps', 'iters',
                 'warmup', 'pinned', 'cpus', 'noisy_cv')
 _BENCH_RATIO_RE = re.compile(
     rf'^bench ratio threads=(?P<threads>\d+) (?P<num>[\w-]+)/(?P<den>[\w-]+)=(?P<value>{_NUM})$')
+# The benchmark refused a cell's ratio: its control was not order-0.
+_BENCH_CONTROL_RE = re.compile(r'^bench control threads=(?P<threads>\d+): (?P<why>.*)$')
 _TOTALS_RE = re.compile(r'^Totals:\s*(?P<fields>(?:\w+:\d+\s*)+)$')
 
 SHADOW = 'shadow'
@@ -135,6 +137,7 @@ class TapResult:
     bench_title: Optional[str] = None
     bench_params: dict[str, Any] = field(default_factory=dict)
     bench_ratios: dict[tuple[int, str, str], float] = field(default_factory=dict)
+    bench_refused: dict[int, str] = field(default_factory=dict)
     totals: Optional[dict[str, int]] = None
     bail_out: Optional[str] = None
     trailing: list[str] = field(default_factory=list)
@@ -225,6 +228,10 @@ def _handle_diagnostic(tap: TapResult, text: str) -> None:
     if m:
         key = (int(m.group('threads')), m.group('num'), m.group('den'))
         tap.bench_ratios[key] = float(m.group('value'))
+        return
+    m = _BENCH_CONTROL_RE.match(text)
+    if m:
+        tap.bench_refused[int(m.group('threads'))] = m.group('why')
         return
     m = _TOTALS_RE.match(text)
     if m:

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..host import REPO, RunnerError
 
 CONFIGS = REPO / "runner" / "configs"
-VARIANTS = ("default", "debug", "selftests")
+VARIANTS = ("default", "debug", "selftests", "kselftest")
 # Lines of a tree's tools/testing/selftests/mm/config the selftests variant
 # takes: what gup_test needs (the rest, userfaultfd, HMM, ftrace, ..., serves
 # programs the runner does not run and would double the build).
@@ -60,6 +60,10 @@ def fragments(variant: str, tree: Path | None, with_module: bool,
     # The tree's own selftest config names the module (the wiring patch is
     # what enables it) and, for the selftests variant, gup_test's options.
     mm = (tree / "tools/testing/selftests/mm/config") if tree else None
+    if variant == "kselftest":      # gup_test as the tree has it, built in
+        frags.append(("selftests/mm/config (gup_test built in)",
+                      _lines_of(mm, SELFTEST_LINES)))
+        return frags
     if variant == "selftests":
         lines = _lines_of(mm, SELFTEST_LINES)
         if "CONFIG_GUP_TEST=" not in lines:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..host import REPO, RunnerError, UsageError, cache_dir, locked, owner_tag, progress, run
-from . import apt, cache, chroot, debian, ownimage, source, vmlinux
+from . import apt, cache, chroot, debian, modsource, ownimage, source, vmlinux
 from .modsource import MODULE_INPUTS, gup_test_source
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
@@ -177,11 +177,12 @@ def _cross_named(k) -> str:
 
 def _static_build(group: str, name: str, src: Path, inputs: list[Path],
                   includes: list[Path], libs: list[str], cc: str,
-                  mkdirs: tuple[Path, ...] = ()) -> Path:
-    """A static binary @name from @src, cached by the content of @inputs
-    (and the cross compiler, if any); built in a private temporary file and
-    renamed into place under a lock, so parallel runs (or clones) never see
-    a half-written binary or each other's."""
+                  mkdirs: tuple[Path, ...] = (), objs: tuple[Path, ...] = ()) -> Path:
+    """A static binary @name from @src (-Wall -Wextra -Werror) and @objs
+    (upstream helpers, their own warnings not ours), cached by the content
+    of @inputs (and the cross compiler, if any); built in a private
+    temporary file and renamed into place under a lock, so parallel runs
+    (or clones) never see a half-written binary or each other's."""
     for p in inputs:
         if not p.exists():
             raise RunnerError(f"{p} missing: cannot build {name}")
@@ -202,10 +203,14 @@ def _static_build(group: str, name: str, src: Path, inputs: list[Path],
         tmp = Path(tempfile.mkdtemp(prefix=f".build-{owner_tag()}-",
                                         dir=out.parent)) / out.name
         progress(f"building {name} (static)")
+        incs = [a for inc in includes for a in ("-I", inc)]
         try:
-            run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror",
-                 *[a for inc in includes for a in ("-I", inc)], "-o", tmp, src,
-                 *libs], what=f"{name} build")
+            built = []
+            for o in objs:
+                built.append(tmp.parent / (o.stem + ".o"))
+                run([cc, "-O2", *incs, "-c", "-o", built[-1], o], what=f"{name} build")
+            run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror", *incs,
+                 "-o", tmp, src, *built, *libs], what=f"{name} build")
             os.replace(tmp, out)
             cache.record(out.parent, [out.name])
         finally:
@@ -217,22 +222,23 @@ def _static_build(group: str, name: str, src: Path, inputs: list[Path],
 
 def _source_selftest(tree: Path, cc: str = "gcc") -> Path:
     """The test for a source kernel: the tree's own once the series' test
-    patch is in it (the upstream series), else this checkout's built against
-    the series' gup_test header (6.12, whose stable series is the fix alone,
-    and selection none)."""
+    patch is in it (the upstream series), else this checkout's (6.12, whose
+    stable series is the fix alone, and selection none)."""
     if (tree / SELFTEST).exists():
-        return build_selftest(tree / SELFTEST, tree, tree, cc)
-    return build_selftest(REPO / SELFTEST, gup_test_source() / "include", tree, cc)
+        return build_selftest(tree / SELFTEST, cc)
+    return build_selftest(REPO / SELFTEST, cc)
 
 
-def build_selftest(src: Path, include_root: Path, kselftest_tree: Path,
-                   cc: str = "gcc") -> Path:
-    """Static gup_null_mapping from @src, its ABI from @include_root/mm."""
-    mm = kselftest_tree / "tools/testing/selftests/mm"
-    inputs = [src, include_root / "mm/gup_test.h", mm.parent / "kselftest.h"]
-    # mm/ is the -I target of "../kselftest.h".
-    return _static_build("selftest", "gup_null_mapping", src, inputs, [include_root, mm],
-                         ["-lpthread", "-lm"], cc, mkdirs=(mm,))
+def build_selftest(src: Path, cc: str = "gcc") -> Path:
+    """Static gup_null_mapping from @src, with what it includes and links
+    from the series' base tree (modsource.gup_test_source())."""
+    gts = gup_test_source()
+    libs = modsource.selftest_libs(gts)
+    inputs = [src, gts / "include/mm/gup_test.h", gts / "uapi/linux/fs.h",
+              gts / "selftests/kselftest.h", gts / "selftests/mm/vm_util.h", *libs]
+    return _static_build("selftest", "gup_null_mapping", src, inputs,
+                         modsource.selftest_includes(gts), ["-lpthread", "-lm"], cc,
+                         objs=tuple(libs))
 
 
 BENCH = "bench/gup_fast_bench.c"
@@ -384,8 +390,7 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
                               "source (source:debian-6.12)")
         k = debian.fetch(args[0])
         module = build_module(k.kdir, k.release, k)
-        binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
-                                _kselftest_tree())
+        binary = build_selftest(REPO / SELFTEST)
         image = vmlinux.uncompressed(k.image) or k.image
         return Prepared(spec, k.release, image, module, binary, None,
                         {"kind": "debian", "release": k.release,
@@ -473,8 +478,7 @@ def _prepare_image(spec: str, image: Path, moddir: Path) -> Prepared:
     if not image.exists():
         raise UsageError(f"kernel image {image} does not exist")
     release, module, built = _image_module(moddir)
-    binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
-                            _kselftest_tree())
+    binary = build_selftest(REPO / SELFTEST)
     boot_image = vmlinux.uncompressed(image) or image
     return Prepared(spec, release, boot_image, module, binary, None,
                     {"kind": "image", "image": str(image), "modules": str(moddir),
@@ -507,8 +511,7 @@ def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepa
                          f"(source:debian-6.12:all|nofix|wrongfix), not {what}")
     k = debian.fetch(args[0], arm64.ARCH)
     module = build_module(k.kdir, k.release, k)
-    binary = build_selftest(REPO / SELFTEST, gup_test_source() / "include",
-                            _kselftest_tree(), cc=arm64.selftest_cc())
+    binary = build_selftest(REPO / SELFTEST, cc=arm64.selftest_cc())
     # Debian's arm64 vmlinuz is an uncompressed Image: QEMU boots it as is.
     return Prepared(spec, k.release, k.image, module, binary, None,
                     {"kind": "debian", "release": k.release, "arch": arm64.ARCH,

@@ -30,7 +30,8 @@ def gup_test_source() -> Path:
         h.update((REPO / name).read_bytes())
     out = cache_dir() / "gup_test-source" / h.hexdigest()[:20]
     with locked(cache_dir() / "locks" / f"gup_test-source-{out.name}.lock"):
-        if not (out / "include/mm/gup_test.h").exists():
+        if not (out / "include/mm/gup_test.h").exists() or \
+                not selftest_libs(out)[0].exists():
             tmp = Path(tempfile.mkdtemp(prefix=f".src-{owner_tag()}-",
                                         dir=_mkdir(out.parent)))
             try:
@@ -44,6 +45,18 @@ def gup_test_source() -> Path:
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def selftest_includes(src: Path) -> list[Path]:
+    """-I directories of the test, in @src (gup_test_source()): <mm/gup_test.h>,
+    "kselftest.h" and "vm_util.h", and the base's <linux/fs.h>, which comes
+    before the system's older one."""
+    return [src / "include", src / "uapi", src / "selftests", src / "selftests/mm"]
+
+
+def selftest_libs(src: Path) -> list[Path]:
+    """What the test links with, as the selftests/mm Makefile has it."""
+    return [src / "selftests/mm/vm_util.c"]
 
 
 def _mkdir(p: Path) -> Path:

@@ -308,7 +308,9 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
     # gup_test in tree as a module once the series made it tristate (any
     # prefix from the first patch on); otherwise kernels.prepare builds the
     # series' gup_test out of tree against this build.
-    with_module = selection != "none" and kconfig.gup_test_tristate(tree)
+    # kselftest: the tree's gup_test built in (kconfig.fragments), no module.
+    with_module = (selection != "none" and variant != "kselftest"
+                   and kconfig.gup_test_tristate(tree))
     frags = kconfig.fragments(variant, tree, with_module, arch)
     env = make_env(kroot)
     make = _make_command(tree, build, arch)

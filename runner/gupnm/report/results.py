@@ -47,8 +47,11 @@ def _positive_int(name: str, value: Any) -> int:
     return value
 
 
-def bench_ratios(bench: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per thread count: shadow median / anon median (None when either is missing).
+def bench_ratios(bench: Iterable[Mapping[str, Any]],
+                 refused: Mapping[int, str] | None = None) -> list[dict[str, Any]]:
+    """Per thread count: shadow median / anon median (None when either is
+    missing, or when the benchmark refused it: @refused, threads -> why,
+    a control that was not order-0).
 
     The cost of the shadow (NULL-mapping) buffer relative to anonymous
     memory on one kernel: about 1 when GUP-fast takes both, above 1 with
@@ -63,13 +66,14 @@ def bench_ratios(bench: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         shadow_row, anon_row = cells[threads].get('shadow'), cells[threads].get('anon')
         shadow = shadow_row['median'] if shadow_row else None
         anon = anon_row['median'] if anon_row else None
-        value = None
-        if shadow is not None and anon:
+        value, why = None, (refused or {}).get(threads)
+        if shadow is not None and anon and not why:
             value = round(stats.ratio(shadow, anon), 3)
         flags = [r.get('noisy') for r in (shadow_row, anon_row) if r]
         known = flags and None not in flags
         out.append({'threads': threads, 'shadow_median': shadow, 'anon_median': anon,
-                    'shadow_anon_ratio': value, **({'noisy': any(flags)} if known else {})})
+                    'shadow_anon_ratio': value, **({'noisy': any(flags)} if known else {}),
+                    **({'refused': why} if why else {})})
     return out
 
 
@@ -201,7 +205,7 @@ def build_summary(*, kernel_release: str, kernel_source: Mapping[str, Any], acce
         'bench_title': tap.bench_title,
         'bench_params': bench_params(tap),
         'bench': bench,
-        'bench_ratio': bench_ratios(bench),
+        'bench_ratio': bench_ratios(bench, tap.bench_refused),
         'splats': [{'kind': s.kind, 'line': s.line_no, 'excerpt': s.excerpt} for s in splat_list],
         'tap_errors': list(tap.errors),
         'durations': clean_durations,

@@ -130,8 +130,7 @@ class PrepareTest(unittest.TestCase):
                 prep = kernels.prepare('source:debian-7.3:nofix')
         sp.assert_called_once_with('debian-7.3', 'nofix', 'default')
         bm.assert_not_called()                      # the in-tree module is used
-        bs.assert_called_once_with(tree / 'src' / kernels.SELFTEST, tree / 'src',
-                                   tree / 'src', 'gcc')
+        bs.assert_called_once_with(tree / 'src' / kernels.SELFTEST, 'gcc')
         self.assertIsNone(prep.run_vmtests)         # run directly (kselftest paths: run_vmtests)
         self.assertEqual((prep.spec, prep.release, prep.image, prep.module, prep.test_binary),
                          ('source:debian-7.3:nofix', '6.12.117+', tree / 'build/vmlinux',
@@ -149,9 +148,8 @@ class PrepareTest(unittest.TestCase):
             prep = kernels.prepare('source:debian-6.12:none', variant='debug')
         bm.assert_called_once_with(tree / 'build', '6.12.117+')
         # The tree has no test (6.12's stable series is the fix alone): this
-        # checkout's, against the series' gup_test header.
-        bs.assert_called_once_with(REPO / kernels.SELFTEST, Path('/gts/include'),
-                                   tree / 'src', 'gcc')
+        # checkout's.
+        bs.assert_called_once_with(REPO / kernels.SELFTEST, 'gcc')
         self.assertIsNone(prep.run_vmtests)
         self.assertEqual(prep.module, Path('/m.ko'))
         self.assertEqual(prep.source['config'], 'debug')
@@ -215,40 +213,50 @@ class BuildTest(unittest.TestCase):
                 kernels.build_module(Path('/hdrs'), 'r')
 
     def _selftest_tree(self):
+        """What gup_test_source() holds for the test: its ABI header, the
+        base's kselftest.h, vm_util.[ch] and uapi <linux/fs.h>."""
         src = self.tmp / 'gup_null_mapping.c'
         src.write_text('int main(void) { return 0; }\n')
-        (self.tmp / 'inc/mm').mkdir(parents=True)
-        (self.tmp / 'inc/mm/gup_test.h').write_text('/* gup_test ABI */\n')
-        (self.tmp / 'tree/tools/testing/selftests/mm').mkdir(parents=True)
-        (self.tmp / 'tree/tools/testing/selftests/kselftest.h').write_text('/* ksft */\n')
-        return src, self.tmp / 'inc', self.tmp / 'tree'
+        gts = self.tmp / 'gts'
+        for name in ('include/mm/gup_test.h', 'uapi/linux/fs.h', 'selftests/kselftest.h',
+                     'selftests/mm/vm_util.h', 'selftests/mm/vm_util.c'):
+            (gts / name).parent.mkdir(parents=True, exist_ok=True)
+            (gts / name).write_text(f'/* {name} */\n')
+        return src, gts
 
     def test_build_selftest(self):
-        src, inc, tree = self._selftest_tree()
+        src, gts = self._selftest_tree()
 
         def fake_gcc(cmd, **kw):
             Path(cmd[cmd.index('-o') + 1]).write_bytes(b'\x7fELF')
             return ''
 
-        with mock.patch.object(kernels, 'run', side_effect=fake_gcc) as run:
-            out = kernels.build_selftest(src, inc, tree)
+        with mock.patch.object(kernels, 'gup_test_source', return_value=gts), \
+                mock.patch.object(kernels, 'run', side_effect=fake_gcc) as run:
+            out = kernels.build_selftest(src)
             self.assertTrue(out.exists())
             self.assertEqual(out.name, 'gup_null_mapping')
-            cmd = run.call_args.args[0]
+            lib, cmd = (c.args[0] for c in run.call_args_list)
+            self.assertIn(gts / 'selftests/mm/vm_util.c', lib)   # upstream's: no -Werror
+            self.assertNotIn('-Werror', lib)
             self.assertEqual(cmd[0], 'gcc')
             for flag in ('-static', '-Werror', '-Wall', '-Wextra'):
                 self.assertIn(flag, cmd)
-            self.assertEqual(kernels.build_selftest(src, inc, tree), out)
-            self.assertEqual(run.call_count, 1)     # cached by content
-            (inc / 'mm/gup_test.h').write_text('/* changed */\n')
-            self.assertNotEqual(kernels.build_selftest(src, inc, tree), out)
-            self.assertEqual(run.call_count, 2)
+            # the base's <linux/fs.h> before the system's
+            self.assertIn(gts / 'uapi', cmd)
+            self.assertEqual(kernels.build_selftest(src), out)
+            self.assertEqual(run.call_count, 2)     # cached by content
+            (gts / 'selftests/mm/vm_util.h').write_text('/* changed */\n')
+            self.assertNotEqual(kernels.build_selftest(src), out)
+            self.assertEqual(run.call_count, 4)
 
-    def test_build_selftest_needs_kselftest_h(self):
-        src, inc, tree = self._selftest_tree()
-        with mock.patch.object(kernels, 'run') as run:
-            with self.assertRaisesRegex(RunnerError, 'kselftest.h missing'):
-                kernels.build_selftest(src, inc, self.tmp / 'inc')
+    def test_build_selftest_needs_vm_util(self):
+        src, gts = self._selftest_tree()
+        (gts / 'selftests/mm/vm_util.c').unlink()
+        with mock.patch.object(kernels, 'gup_test_source', return_value=gts), \
+                mock.patch.object(kernels, 'run') as run:
+            with self.assertRaisesRegex(RunnerError, 'vm_util.c missing'):
+                kernels.build_selftest(src)
         run.assert_not_called()
 
     def test_release_of(self):

@@ -296,3 +296,22 @@ class BenchProgramRealRunsTest(unittest.TestCase):
                 for r in s['bench_ratio']:
                     self.assertTrue(low <= r['shadow_anon_ratio'] <= high, r)
 
+
+
+class RefusedRatioTest(unittest.TestCase):
+    """A cell whose control was not order-0 has no ratio, and says why."""
+
+    def test_the_benchmark_line_format_and_the_summary(self):
+        text = BENCH.read_text()
+        fmt = re.search(r'"(bench control threads=[^"]*)\\n"', text).group(1)
+        why_args = (2, 0, 1024, 1024, '')
+        line = TheTestPrintsWhatTheRunnerReads.printf(fmt, *why_args)
+        t = parse_tap(LONGTERM + line + '\n')
+        self.assertIn(2, t.bench_refused)
+        self.assertIn('not order-0', t.bench_refused[2])
+        s = summary_of(LONGTERM + line.replace('threads=2', 'threads=4') + '\n')
+        by = {r['threads']: r for r in s['bench_ratio']}
+        self.assertIsNone(by[4]['shadow_anon_ratio'])
+        self.assertIn('anon 1024 of 1024', by[4]['refused'])
+        self.assertIsNotNone(by[1]['shadow_anon_ratio'])      # the other cell keeps its ratio
+        self.assertEqual(schema.errors(full(s)), [])
