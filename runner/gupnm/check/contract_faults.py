@@ -40,7 +40,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..host import cache_dir
+from ..host import REPO, cache_dir
 from ..prepare import cache
 from .contract_run import (BUG_KERNEL, BUG_MESSAGE, GUPNM, PASS_KERNEL, RUN_TIMEOUT, Run,
                            qemu_processes)
@@ -102,10 +102,10 @@ def _series_base() -> dict[str, str]:
     source comes out of it, the same for every kernel: 1.9 GB and minutes
     to make); {} when the main cache has none. Every kernel entry of the
     new caches stays cold."""
-    src = cache_dir() / "src"
-    bases = sorted(p for p in src.glob("linux-source-7.3-*")
-                   if (p / ".gupnm-base-ready").exists()) if src.is_dir() else []
-    return {"GUPNM_UPSTREAM_BASE": str(bases[-1])} if bases else {}
+    pkg, version = (REPO / "patchgen/upstream/base").read_text().split()[:2]
+    base = cache_dir() / "src" / f"{pkg}-{version}"
+    return ({"GUPNM_UPSTREAM_BASE": str(base)}
+            if (base / ".gupnm-base-ready").exists() else {})
 
 
 def check_cold_parallel(t, base: Path) -> Path | None:
