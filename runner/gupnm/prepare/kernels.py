@@ -314,7 +314,8 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
         return Prepared(spec, k.release, k.image, module, binary, None,
                         {"kind": "source", "tree": str(k.base),
                          "base_commit": k.base_commit, "patches": k.patches,
-                         "selection": sel, "config": variant},
+                         "selection": sel, "config": variant,
+                         "boot_image": str(k.image)},
                         config=k.build / ".config", tree=k.tree)
     return _prepare_image(spec, Path(args[0]).resolve(), Path(args[1]).resolve())
 

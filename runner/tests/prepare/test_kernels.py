@@ -183,6 +183,8 @@ class PrepareTest(unittest.TestCase):
                           tree / 'build/mm/gup_test.ko', Path('/bin/t')))
         self.assertEqual(prep.source['selection'], 'nofix')
         self.assertEqual(prep.source['config'], 'default')
+        # The probe can judge the same image (probe.judge_unasked).
+        self.assertEqual(prep.source['boot_image'], str(tree / 'build/vmlinux'))
 
     def test_source_without_gup_test_module_builds_it_out_of_tree(self):
         tree = Path('/k')
