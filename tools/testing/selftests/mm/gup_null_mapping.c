@@ -138,7 +138,8 @@ fail:
 /* OR of the kpageflags of @b's pages, in *@all; NULL, or why it failed. */
 static const char *buf_flags(struct buf *b, uint64_t *all, long *nr_dirty)
 {
-	unsigned long i, pfn;
+	unsigned long i, pfn = -1UL;
+	int tries;
 	uint64_t flags;
 
 	if (kpageflags_fd < 0)
@@ -146,7 +147,13 @@ static const char *buf_flags(struct buf *b, uint64_t *all, long *nr_dirty)
 	*all = 0;
 	*nr_dirty = 0;
 	for (i = 0; i < NR_PAGES; i++) {
-		pfn = pagemap_get_pfn(pagemap_fd, b->addr + i * psize());
+		/* A page under migration (NUMA balancing) is away for a moment. */
+		for (tries = 0; tries < MAX_TRIES; tries++, usleep(1000)) {
+			pfn = pagemap_get_pfn(pagemap_fd, b->addr + i * psize());
+			if (pfn != -1UL)
+				break;
+			touch(b, i);
+		}
 		if (pfn == -1UL)
 			return "a page is not present in /proc/self/pagemap";
 		if (pageflags_get(pfn, kpageflags_fd, &flags))
@@ -323,7 +330,6 @@ static void run_test(enum backing kind, enum test_case tc)
 {
 	const char *what, *why = no_backing[kind];
 	int result = KSFT_FAIL;
-	unsigned long i;
 	char name[64];
 	struct buf b;
 
@@ -338,11 +344,6 @@ static void run_test(enum backing kind, enum test_case tc)
 		ksft_print_msg("%s: %s\n", what, strerror(errno));
 	} else {
 		why = premise(&b);
-		/* A control's page can be away for a while (memory pressure): once more. */
-		for (i = 0; why && kind != SHADOW && i < NR_PAGES; i++)
-			touch(&b, i);
-		if (why && kind != SHADOW)
-			why = premise(&b);
 		/* gup_test's own pages must be what it promises. */
 		if (why && kind != SHADOW) {
 			buf_destroy(&b);
