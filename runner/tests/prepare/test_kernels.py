@@ -365,7 +365,6 @@ class SeriesKeyTest(unittest.TestCase):
             self.assertNotEqual(self.key(repo), first)
 
 
-
 if __name__ == '__main__':
     unittest.main()
 
