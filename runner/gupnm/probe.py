@@ -579,7 +579,8 @@ def judge_unasked(run: dict, args, outdir: Path) -> int | None:
     res, where, notes = run_guest(Path(image), outdir, [], memory_mb=min(args.memory, 1024),
                                   timeout=args.timeout, retries=args.retries,
                                   append=args.append, arch=getattr(args, "arch", "amd64"))
-    s = summary(args.kernel, res, where=where, why=why, release=release, notes=notes)
+    s = summary(run.get("spec") or "?", res, where=where, why=why, release=release,
+                notes=notes)
     run.update(exit_code=s["exit_code"], outcome=s["outcome"],
                verdict=f"probe: {s['verdict']}")
     run.setdefault("notes", []).append(

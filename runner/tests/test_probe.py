@@ -3,6 +3,7 @@ choice of method, reports. The data files are real outputs of
 probe/gupnm_probe (host 6.18.44, Debian kernels booted by
 probe/boot-probe.sh or the runner, a tinyconfig kernel, a non-root run)."""
 
+import argparse
 import json
 import os
 import stat
@@ -479,12 +480,12 @@ class JudgeUnasked(unittest.TestCase):
 
     def _summary(self, reason, code=4, release="6.12.118+"):
         return {"exit_code": code, "outcome": "skip", "skip_reason": reason,
-                "verdict": "skip", "kernel": {"release": release, "source": {
+                "verdict": "skip", "spec": "source:debian-6.12:all", "kernel": {"release": release, "source": {
                     "boot_image": "/k/vmlinux"}}}
 
     def _args(self):
-        return mock.Mock(memory=1024, timeout=60, retries=1, append="", arch="amd64",
-                         kernel="image:/k/bzImage:/k/build")
+        # as make check's matrix makes them: no kernel, the spec is the run's
+        return argparse.Namespace(memory=1024, timeout=60, retries=1, append="")
 
     def test_a_skip_for_a_lacking_gup_test_becomes_the_probes_verdict(self):
         bug = load('debian-6.12.117.txt')
@@ -499,7 +500,8 @@ class JudgeUnasked(unittest.TestCase):
             self.assertTrue(s['verdict'].startswith('probe: '))
             self.assertIn('the kernel\'s own gup_test', s['notes'][0])
             self.assertEqual(json.loads((Path(d) / 'summary.json').read_text())['exit_code'], 1)
-            self.assertTrue((Path(d) / 'probe-summary.json').exists())
+            probe_s = json.loads((Path(d) / 'probe-summary.json').read_text())
+            self.assertEqual(probe_s['spec'], 'source:debian-6.12:all')
 
     def test_other_skips_and_verdicts_are_left_alone(self):
         with mock.patch.object(probe, 'run_guest') as rg:
