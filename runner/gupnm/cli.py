@@ -50,7 +50,8 @@ def _vm_args(p: argparse.ArgumentParser) -> None:
                    "lockdep, DEBUG_VM, kmemleak, ...; selftests: CONFIG_GUP_TEST, "
                    "KSM, THP, and the gup_test cross-check of the benchmark; "
                    "kselftest: the tree's own gup_test built in, as kselftest "
-                   "kernels have it)")
+                   "kernels have it; thp-always: THP always and no madvise(), "
+                   "whose controls must prove their own order)")
     p.add_argument("--arch", choices=("amd64", "arm64"), default="amd64",
                    help="guest architecture: arm64 boots Debian arm64 kernels "
                    "under qemu-system-aarch64 (TCG; module and test cross-built)")

@@ -6,7 +6,10 @@ A spec names one kernel to test:
   source:TREE[:SELECTION]      a kernel built from TREE ('debian-6.12' is
                                Debian's linux-source-6.12; any git checkout
                                works) with the patches/ SELECTION applied:
-                               all (default), nofix (all but the fix), none
+                               all (default), nofix (all but the fix),
+                               wrongfix (a NULL mapping always allowed),
+                               anonslow (all, and GUP-fast refusing every
+                               anonymous folio: a negative control), none
   image:KERNEL:DIR             a kernel image, with either its headers or
                                build directory (the module is built against
                                it) or a module tree holding gup_test.ko
