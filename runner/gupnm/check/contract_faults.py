@@ -7,10 +7,7 @@ nothing left in the cache that a later run trusts wrongly.
 
 - several cold runs of different kernels at once on one new cache
   (debian:6.1, debian:bookworm-security): each its own verdict, 0 and 1;
-  that cache is then the warm private cache of the checks below (the
-  series' linux-source-7.3 git base, from which the module's source is
-  made, is the main cache's, GUPNM_UPSTREAM_BASE: the same for every
-  kernel, and minutes to make);
+  that cache is then the warm private cache of the checks below;
 - Debian's archive out of reach (a network namespace with no route,
   `unshare -n`): a cold cache is 3 naming the archive, no lists kept; the
   warm cache with lists older than their refresh age judges as usual;
@@ -40,7 +37,6 @@ import threading
 import time
 from pathlib import Path
 
-from ..host import REPO, cache_dir
 from ..prepare import cache
 from .contract_run import (BUG_KERNEL, BUG_MESSAGE, GUPNM, PASS_KERNEL, RUN_TIMEOUT, Run,
                            qemu_processes)
@@ -58,7 +54,7 @@ def runner(args: list[str], *, cache_root: Path | None = None, prefix=(),
     """runner/gupnm-run @args, under @prefix (unshare, setpriv), with the
     cache @cache_root and @env (and another @python than this one)."""
     argv = [*prefix, *([python, *GUPNM[1:]] if python else GUPNM), *args]
-    full = dict(os.environ, **_series_base(), **(env or {}))
+    full = dict(os.environ, **(env or {}))
     if cache_root is not None:
         full["GUPNM_CACHE"] = str(cache_root)
     t0 = time.monotonic()
@@ -96,18 +92,6 @@ def _bad_entries(root: Path) -> list[str]:
     return bad
 
 
-def _series_base() -> dict[str, str]:
-    """The environment that gives the runs the main cache's git base of the
-    series' linux-source-7.3 (GUPNM_UPSTREAM_BASE, read only: the module's
-    source comes out of it, the same for every kernel: 1.9 GB and minutes
-    to make); {} when the main cache has none. Every kernel entry of the
-    new caches stays cold."""
-    pkg, version = (REPO / "patchgen/upstream/base").read_text().split()[:2]
-    base = cache_dir() / "src" / f"{pkg}-{version}"
-    return ({"GUPNM_UPSTREAM_BASE": str(base)}
-            if (base / ".gupnm-base-ready").exists() else {})
-
-
 def check_cold_parallel(t, base: Path) -> Path | None:
     """Two cold runs of different kernels at once on one new cache."""
     warm = base / "cache"
@@ -133,21 +117,26 @@ def check_cold_parallel(t, base: Path) -> Path | None:
     return warm if ok else None
 
 
+def _stamps(cache_root: Path) -> list[Path]:
+    """The update stamps of @cache_root's package lists: every suite's
+    (apt/lists) and one suite's (apt/suite-S/lists, first contact)."""
+    return sorted((cache_root / "apt").glob("**/lists/.gupnm-updated"))
+
+
 def _stale_lists(cache_root: Path) -> None:
-    """The lists of @cache_root older than their refresh age (6 h)."""
-    stamp = cache_root / "apt" / "lists" / ".gupnm-updated"
+    """Every list of @cache_root older than its refresh age (6 h)."""
     old = time.time() - 2 * 86400
-    os.utime(stamp, (old, old))
+    for stamp in _stamps(cache_root):
+        os.utime(stamp, (old, old))
 
 
 def check_archive_away(t, base: Path, warm: Path | None) -> None:
     cold = base / "cold-offline"
     r = runner(["run", "--kernel", COLD_BUG, "--results", str(base / "offline-cold")],
                cache_root=cold, prefix=("unshare", "-n"), timeout=300)
-    stamp = cold / "apt" / "lists" / ".gupnm-updated"
     ok = (r.rc == 3 and _clean(r) and "Debian's archive (http" in r.err
-          and "cannot be reached" in r.err and not stamp.exists()
-          and not list((cold / "apt").glob("catalogue-*.json")))
+          and "cannot be reached" in r.err and not _stamps(cold)
+          and not list((cold / "apt").glob("**/catalogue-*.json")))
     t.record("faults: exit 3, Debian's archive out of reach with a cold cache "
              "(unshare -n): one line naming the archive, no package lists kept",
              ok, r.detail())
@@ -219,7 +208,7 @@ def _interrupted(cache_root: Path, out: Path, pattern: str, sig: int,
     """A run of the cold bug kernel stopped by @sig @when (seconds after
     its progress line matching @pattern, or once @when(cache) is true):
     (signal sent, exit code, stderr)."""
-    env = dict(os.environ, GUPNM_CACHE=str(cache_root), **_series_base())
+    env = dict(os.environ, GUPNM_CACHE=str(cache_root))
     proc = subprocess.Popen([*GUPNM, "run", "--kernel", COLD_BUG, "--results", str(out)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, env=env)

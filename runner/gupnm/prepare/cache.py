@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable, Iterable
@@ -141,6 +142,16 @@ MANIFEST = ".gupnm-manifest.json"
 
 class CacheError(RunnerError):
     """A cache entry failed its check again after being filled afresh."""
+
+
+def scratch(parent: Path, prefix: str) -> Path:
+    """A new private folder in @parent whose name starts with @prefix, to be
+    filled and renamed into an entry: mode 0755, not mkdtemp's 0700, so
+    that a run as another user can read the entry it becomes."""
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    tmp.chmod(0o755)
+    return tmp
 
 
 def sha256(path: Path) -> str:

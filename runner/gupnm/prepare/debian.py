@@ -335,9 +335,13 @@ def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
 def drop_debs(k: DebianKernel) -> None:
     """Remove @k's .deb files: unpacked, checked (cache.record) and its
     module built, the kernel needs them no more (present_debs() fetches
-    them again for a build root or a copy of the packages)."""
+    them again for a build root or a copy of the packages). A cache this
+    run cannot write (read-only, another user's) keeps them: unlink() fails
+    there even for a file that is gone (EROFS)."""
     for deb in k.debs:
-        deb.unlink(missing_ok=True)
+        if deb.exists():
+            with contextlib.suppress(OSError):
+                deb.unlink()
 
 
 def present_debs(k: DebianKernel, debs: list[Path] | None = None) -> list[Path]:
