@@ -50,7 +50,8 @@ def _vm_args(p: argparse.ArgumentParser) -> None:
                    "lockdep, DEBUG_VM, kmemleak, ...; selftests: CONFIG_GUP_TEST, "
                    "KSM, THP, and the gup_test cross-check of the benchmark; "
                    "kselftest: the tree's own gup_test built in, as kselftest "
-                   "kernels have it)")
+                   "kernels have it; thp-always: THP always and no madvise(), "
+                   "whose controls must prove their own order)")
     p.add_argument("--arch", choices=("amd64", "arm64"), default="amd64",
                    help="guest architecture: arm64 boots Debian arm64 kernels "
                    "under qemu-system-aarch64 (TCG; module and test cross-built)")
@@ -306,6 +307,13 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
     if cmd:
         needs = command.needs(cmd)
         command.check_kernel(needs, prep.config, prep.release, spec)
+        server = command.gup_test_server(
+            prep.config, prep.module, prep.module_in_tree, prep.release, spec,
+            cmd.program, required=needs.gup_test)
+        if server:
+            progress(f"/sys/kernel/debug/gup_test: {server.why}")
+            opts.gup_test, opts.gup_test_module = server.as_dict(), server.module
+        opts.gup_test_required = needs.gup_test
         opts.program = (cmd.guest, command.binary(_selftests_mm(prep, args), cmd))
         opts.append = " ".join([opts.append, *needs.append]).strip()
     elif arch == "amd64" and getattr(args, "config", "default") == "selftests" \

@@ -50,6 +50,12 @@ class VmOptions:
     # --command: (guest command line, host binary) of a selftests/mm
     # program run instead of the test; None: the test.
     program: tuple[str, Path] | None = None
+    # Who serves /sys/kernel/debug/gup_test for the program
+    # (command.gup_test_server, as_dict()): the module the guest loads, or
+    # none (built in, or nothing serves it); whether the program needs it.
+    gup_test: dict | None = None
+    gup_test_module: Path | None = None
+    gup_test_required: bool = False
     # The gup_test cross-check run after the test.
     xcheck: "CrossCheck | None" = None
 
@@ -220,6 +226,8 @@ def _run(prep: Prepared, opts: VmOptions, outdir: Path, work: Path,
     summary["accel_reason"] = accel_reason
     summary["spec"] = prep.spec
     summary["command"] = guest.command
+    if opts.program:
+        summary["gup_test"] = opts.gup_test
     summary["boot_attempts"] = len(boot.attempts)
     summary["problems"] = judged.problems
     _add_guest_facts(summary, opts, outdir, guest, seen, notes, unwritten)
@@ -277,7 +285,10 @@ def _payload(prep: Prepared, opts: VmOptions) -> _Guest:
         extra_env["GUPNM_XCHECK_CMD"] = opts.xcheck.command
         extra_env["GUPNM_XCHECK_TEST"] = opts.xcheck.test_command
         extra_env["GUPNM_XCHECK_ROUNDS"] = str(opts.xcheck.rounds)
-    payload = initramfs.Payload(prep.release, prep.module, files, command,
+    # A --command program gets the module command.gup_test_server chose
+    # (none for a built-in gup_test); the test always the runner's.
+    module = opts.gup_test_module if opts.program else prep.module
+    payload = initramfs.Payload(prep.release, module, files, command,
                                 need_bash=bool(vmtests),
                                 kmemleak=opts.kmemleak, extra_env=extra_env,
                                 dynamic=dynamic)
@@ -606,9 +617,14 @@ def _unwritten(outdir: Path, unwritten: list[str]) -> str:
 def _module_problem(failure: "modload.LoadFailure | None", opts: VmOptions,
                     problems: list[str], notes: list[str]) -> None:
     """A test module of the runner's that did not load is a problem (exit
-    3), not the test's skip; blacklisted on purpose, a note. A --command
-    program does not use the module."""
-    if failure is None or opts.program:
+    3), not the test's skip; blacklisted on purpose, a note. For a
+    --command program, the module serving gup_test likewise when the
+    program needs it (gup_test), else a note (cow, ksm_tests run without)."""
+    if failure is None:
+        return
+    if opts.program and not opts.gup_test_required:
+        notes.append(f"{failure.module} did not load ({failure.reason}); "
+                     f"{Path(opts.program[0].split()[0]).name} runs without it")
         return
     if failure.blacklisted:
         notes.append(f"{failure.module} is blacklisted on the kernel command "

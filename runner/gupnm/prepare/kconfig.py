@@ -13,7 +13,7 @@ from pathlib import Path
 from ..host import REPO, RunnerError
 
 CONFIGS = REPO / "runner" / "configs"
-VARIANTS = ("default", "debug", "selftests", "kselftest")
+VARIANTS = ("default", "debug", "selftests", "kselftest", "thp-always")
 # Lines of a tree's tools/testing/selftests/mm/config the selftests variant
 # takes: what gup_test needs (the rest, userfaultfd, HMM, ftrace, ..., serves
 # programs the runner does not run and would double the build).
@@ -123,9 +123,21 @@ def defined_in(tree: Path, option: str) -> bool:
                for p in tree.rglob("Kconfig*") if p.is_file())
 
 
+def requested(frags: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """option -> (value, fragment name) that @frags ask for, merged in order
+    as merge_config.sh does: a later fragment overrides an earlier one (the
+    thp-always variant unsets base.config's CONFIG_ADVISE_SYSCALLS)."""
+    want: dict[str, tuple[str, str]] = {}
+    for name, text in frags:
+        for opt, value in parse(text).items():
+            want[opt] = (value, name)
+    return want
+
+
 def missing(frags: list[tuple[str, str]], config_text: str,
             tree: Path | None = None) -> list[str]:
-    """Requested options the final .config does not have as requested.
+    """Requested options the final .config does not have as requested (the
+    last fragment that names an option is the one asking, see requested()).
 
     With @tree, an option that tree's Kconfig does not define at all (e.g.
     PROC_SYSCTL, gone by 7.3) is not an error: one fragment serves 6.12 and
@@ -133,10 +145,9 @@ def missing(frags: list[tuple[str, str]], config_text: str,
     """
     have = parse(config_text)
     bad = []
-    for name, text in frags:
-        for opt, want in parse(text).items():
-            got = have.get(opt, "n")
-            if got != want and not (tree and opt not in have and want != "n"
-                                    and not defined_in(tree, opt)):
-                bad.append(f"{opt}={want} (from {name}) ended up {opt}={got}")
+    for opt, (want, name) in requested(frags).items():
+        got = have.get(opt, "n")
+        if got != want and not (tree and opt not in have and want != "n"
+                                and not defined_in(tree, opt)):
+            bad.append(f"{opt}={want} (from {name}) ended up {opt}={got}")
     return bad

@@ -24,7 +24,7 @@ from ..host import REPO, RunnerError, UsageError, cache_dir, locked, progress, r
 from . import cache, kconfig
 
 PATCHES = REPO / "patches"
-SELECTIONS = ("all", "nofix", "wrongfix", "none")
+SELECTIONS = ("all", "nofix", "wrongfix", "anonslow", "none")
 # What each selection makes of gup_fast_folio_allowed()'s NULL-mapping
 # test, after the series (and, on 6.12, the backported fix) is applied:
 # the fix reverted (the regression), or a wrong fix that lets long-term
@@ -34,6 +34,15 @@ MUTATIONS = {
     "nofix": "\tif (!mapping)\n\t\treturn false;\n",
     "wrongfix": "\tif (!mapping)\n\t\treturn true;\n",
 }
+# anonslow: the fix present, and gup_fast_folio_allowed() refusing every
+# anonymous folio (its `return mapping_flags & PAGE_MAPPING_ANON;`, spelt
+# FOLIO_MAPPING_ANON in 7.x, made `return false;`): a regression far larger
+# than the one this project exists for, which the test's anon control must
+# catch even where THP "always" makes an unchecked anon buffer a THP
+# (issue 32: thp-always config).
+ANON_LINE = re.compile(r"^(\s*)return mapping_flags & (?:PAGE|FOLIO)_MAPPING_ANON;$",
+                       re.M)
+ANONSLOW_LINE = r"\1return false;"
 # Debian's source trees the runner knows, by the patch series made for them.
 DEBIAN_TREES = {"debian-6.12": "stable-6.12", "debian-7.3": "upstream"}
 
@@ -190,7 +199,10 @@ def _git(base: Path, *args: str, env: dict | None = None) -> str:
 
 
 def mutate_gup(text: str, selection: str) -> str:
-    """mm/gup.c with the NULL-mapping test as @selection wants it."""
+    """mm/gup.c with the NULL-mapping test as @selection wants it (anonslow:
+    the fix kept, anonymous folios refused)."""
+    if selection == "anonslow":
+        return _anonslow(text)
     if selection not in MUTATIONS:
         return text
     if text.count(FIXED_LINE) != 1:
@@ -200,6 +212,21 @@ def mutate_gup(text: str, selection: str) -> str:
                           "!reject_file_backed;': cannot make the "
                           f"'{selection}' kernel of this tree")
     return text.replace(FIXED_LINE, MUTATIONS[selection])
+
+
+def _anonslow(text: str) -> str:
+    """mm/gup.c with the fix and gup_fast_folio_allowed() refusing every
+    anonymous folio; RunnerError when the tree lacks either line."""
+    if text.count(FIXED_LINE) != 1:
+        raise RunnerError("mm/gup.c has no single 'if (!mapping) return "
+                          "!reject_file_backed;': the 'anonslow' kernel needs "
+                          "the fix present (this tree or selection lacks it)")
+    new, n = ANON_LINE.subn(ANONSLOW_LINE, text)
+    if n != 1:
+        raise RunnerError(f"mm/gup.c has {n} lines 'return mapping_flags & "
+                          "PAGE_MAPPING_ANON;' (or FOLIO_MAPPING_ANON), not one: "
+                          "cannot make the 'anonslow' kernel of this tree")
+    return new
 
 
 def _patched_commit(base: Path, head: str, patches: list[Path], kroot: Path,
@@ -216,7 +243,7 @@ def _patched_commit(base: Path, head: str, patches: list[Path], kroot: Path,
         if proc.returncode:
             raise RunnerError(f"patch {patch.name} does not apply to {base} "
                               f"({head[:12]}):\n{proc.stderr.strip()}")
-    if selection in MUTATIONS:
+    if selection in MUTATIONS or selection == "anonslow":
         text = _git(base, "show", ":mm/gup.c", env=env) + "\n"
         new = mutate_gup(text, selection)
         if new != text:
@@ -232,7 +259,8 @@ def _patched_commit(base: Path, head: str, patches: list[Path], kroot: Path,
              "GIT_AUTHOR_DATE": "2026-01-01T00:00:00+0000",
              "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+0000"}
     msg = "gupnm: " + (", ".join(p.name for p in patches) or "no patches") \
-        + (f" ({selection})" if selection in MUTATIONS else "")
+        + (f" ({selection})" if selection in MUTATIONS or
+           selection == "anonslow" else "")
     return _git(base, "commit-tree", tree, "-p", head, "-m", msg, env=ident)
 
 

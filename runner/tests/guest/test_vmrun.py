@@ -625,6 +625,41 @@ class RunTest(VmFake, unittest.TestCase):
         out = self.run_vm(program=('./gup_test -a', self.tmp / 'gup_test'))
         self.assertEqual(out.exit_code, 0, out.summary['problems'])
 
+    def test_a_command_loads_the_module_that_serves_gup_test(self):
+        # Issue 33: the module command.gup_test_server chose, or none at all.
+        for module in (self.tmp / 'runners' / 'gup_test.ko', None):
+            with self.subTest(module=module):
+                self.boots.append((mini_console(), mini_status(), 0))
+                served = {'kind': 'built in', 'module': None, 'why': 'built in'}
+                out = self.run_vm(program=('./gup_test -a', self.tmp / 'gup_test'),
+                                  gup_test=served, gup_test_module=module,
+                                  gup_test_required=True)
+                payload, _ = self.build.call_args.args
+                self.assertEqual(payload.module, module)
+                self.assertEqual(out.summary['gup_test'], served)
+                self.outdir = self.tmp / f'out-{module is None}'
+
+    def test_a_command_whose_gup_test_module_did_not_load_is_3(self):
+        failed = ('[    4.4] gup_test: disagrees about version of symbol module_layout\n'
+                  "modprobe: can't load module gup_test (extra/gup_test.ko): "
+                  'Invalid argument\ngupnm: modprobe gup_test failed\n')
+        self.boots.append((failed + mini_console(), mini_status(), 0))
+        out = self.run_vm(program=('./gup_test -a', self.tmp / 'gup_test'),
+                          gup_test_module=self.tmp / 'gup_test.ko',
+                          gup_test_required=True)
+        self.assertEqual(out.exit_code, 3)
+        self.assertIn('gup_test did not load (modprobe: Invalid argument',
+                      out.summary['problems'][0])
+
+    def test_a_command_without_gup_test_only_notes_the_module(self):
+        failed = ("modprobe: can't load module gup_test (extra/gup_test.ko): "
+                  'Invalid argument\ngupnm: modprobe gup_test failed\n')
+        self.boots.append((failed + mini_console(), mini_status(), 0))
+        out = self.run_vm(program=('./ksm_tests -D', self.tmp / 'ksm_tests'),
+                          gup_test_module=self.tmp / 'gup_test.ko')
+        self.assertEqual((out.exit_code, out.summary['problems']), (0, []))
+        self.assertIn('ksm_tests runs without it', ' '.join(out.summary['notes']))
+
     def test_logs_the_results_folder_does_not_take_keep_the_verdict(self):
         # Issue 21: a full results disk after the guest ran: the verdict was
         # lost ("not run" in summary.json, no junit.xml).

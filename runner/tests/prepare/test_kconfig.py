@@ -137,6 +137,19 @@ class MissingTest(unittest.TestCase):
         self.assertEqual([b.split('=')[0] for b in kconfig.missing(frags, '')],
                          ['CONFIG_B', 'CONFIG_A', 'CONFIG_C'])
 
+    def test_a_later_fragment_overrides_an_earlier_one(self):
+        # As merge_config.sh merges them: thp-always.config unsets
+        # base.config's CONFIG_ADVISE_SYSCALLS=y.
+        frags = [('base.config', 'CONFIG_ADVISE_SYSCALLS=y\nCONFIG_A=y\n'),
+                 ('thp-always.config', '# CONFIG_ADVISE_SYSCALLS is not set\n')]
+        self.assertEqual(kconfig.missing(frags, 'CONFIG_A=y\n'), [])
+        self.assertEqual(kconfig.missing(frags, 'CONFIG_A=y\nCONFIG_ADVISE_SYSCALLS=y\n'), [
+            'CONFIG_ADVISE_SYSCALLS=n (from thp-always.config) ended up '
+            'CONFIG_ADVISE_SYSCALLS=y'])
+        self.assertEqual(kconfig.requested(frags), {
+            'CONFIG_ADVISE_SYSCALLS': ('n', 'thp-always.config'),
+            'CONFIG_A': ('y', 'base.config')})
+
     def test_comment_lines_are_no_request(self):
         self.assertEqual(kconfig.missing([('f', '# just words\n#\n')], ''), [])
 
@@ -279,6 +292,20 @@ class FragmentsTest(unittest.TestCase):
             (mm / 'config').write_text('CONFIG_SYSVIPC=y\n')
             with self.assertRaisesRegex(RunnerError, 'does not name CONFIG_GUP_TEST'):
                 kconfig.fragments('selftests', Path(tmp), False)
+
+    def test_thp_always(self):
+        # THP "always" and no madvise(), after base.config (issue 32).
+        frags = kconfig.fragments('thp-always', None, False)
+        self.assertEqual([n for n, _ in frags], ['base.config', 'thp-always.config'])
+        want = kconfig.requested(frags)
+        self.assertEqual({k: want[k][0] for k in (
+            'CONFIG_TRANSPARENT_HUGEPAGE', 'CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS',
+            'CONFIG_ADVISE_SYSCALLS', 'CONFIG_SECRETMEM', 'CONFIG_PROC_PAGE_MONITOR')},
+            {'CONFIG_TRANSPARENT_HUGEPAGE': 'y', 'CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS': 'y',
+             'CONFIG_ADVISE_SYSCALLS': 'n', 'CONFIG_SECRETMEM': 'y',
+             'CONFIG_PROC_PAGE_MONITOR': 'y'})
+        self.assertIn('thp-always', kconfig.VARIANTS)
+        self.assertNotEqual(kconfig.files_key('thp-always'), kconfig.files_key('default'))
 
     def test_missing_config_file(self):
         with tempfile.TemporaryDirectory() as tmp, \

@@ -54,7 +54,7 @@ class ParseSpecTest(unittest.TestCase):
 
     def test_messages(self):
         with self.assertRaisesRegex(UsageError, r"'fix' in 'source:x:fix' is not a patch "
-                                                r"selection: all, nofix, wrongfix, none"):
+                                                r"selection: all, nofix, wrongfix, anonslow, none"):
             kernels.parse_spec('source:x:fix')
         with self.assertRaisesRegex(UsageError, r"bad kernel spec 'image:/k': use debian:6.12"):
             kernels.parse_spec('image:/k')
@@ -392,6 +392,40 @@ class SelectionTest(unittest.TestCase):
         with self.assertRaisesRegex(RunnerError, "cannot make the 'wrongfix' kernel"):
             source.mutate_gup(unfixed, "wrongfix")
 
+    # The 6.12 spelling (PAGE_) and 7.x's (FOLIO_), the lines around them
+    # as in gup_fast_folio_allowed().
+    ANON = ("\t/* Anonymous folios pose no problem. */\n"
+            "\tmapping_flags = (unsigned long)mapping & {p}_MAPPING_FLAGS;\n"
+            "\tif (mapping_flags)\n\t\treturn mapping_flags & {p}_MAPPING_ANON;\n\n"
+            "\t/*\n\t * At this point, we know the mapping is non-null ...\n")
+
+    def test_anonslow_refuses_anon_and_keeps_the_fix(self):
+        for prefix in ("PAGE", "FOLIO"):
+            with self.subTest(prefix=prefix):
+                text = self.GUP + self.ANON.format(p=prefix)
+                out = source.mutate_gup(text, "anonslow")
+                self.assertIn("\tif (mapping_flags)\n\t\treturn false;\n\n", out)
+                self.assertNotIn("_MAPPING_ANON;", out)
+                self.assertIn("\tif (!mapping)\n\t\treturn !reject_file_backed;\n", out)
+                # Nothing else changed: one line of the file.
+                self.assertEqual(len(out.splitlines()), len(text.splitlines()))
+                self.assertEqual(sum(a != b for a, b in zip(out.splitlines(),
+                                                            text.splitlines())), 1)
+
+    def test_anonslow_needs_the_fix(self):
+        unfixed = source.mutate_gup(self.GUP, "nofix") + self.ANON.format(p="FOLIO")
+        with self.assertRaisesRegex(RunnerError, "'anonslow' kernel needs the fix"):
+            source.mutate_gup(unfixed, "anonslow")
+
+    def test_anonslow_needs_the_anon_line(self):
+        for text in (self.GUP, self.GUP + self.ANON.format(p="PAGE") * 2,
+                     self.GUP + self.ANON.format(p="PAGE").replace(
+                         "mapping_flags & PAGE_MAPPING_ANON", "folio_test_anon(folio)")):
+            with self.subTest(text=text), \
+                    self.assertRaisesRegex(RunnerError,
+                                           "cannot make the 'anonslow' kernel"):
+                source.mutate_gup(text, "anonslow")
+
     def test_nofix_drops_the_fix_patch_only(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = Path(tmp)
@@ -401,6 +435,7 @@ class SelectionTest(unittest.TestCase):
             names = lambda sel: [p.name for p in source.series(sel, d)]
             self.assertEqual(names("all"), ["0001-fix.patch", "0002-lib.patch"])
             self.assertEqual(names("wrongfix"), ["0001-fix.patch", "0002-lib.patch"])
+            self.assertEqual(names("anonslow"), ["0001-fix.patch", "0002-lib.patch"])
             self.assertEqual(names("nofix"), ["0002-lib.patch"])
             self.assertEqual(names("none"), [])
 

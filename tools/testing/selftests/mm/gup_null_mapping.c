@@ -8,17 +8,15 @@
  * "write", a FOLL_PIN|FOLL_WRITE pin_user_pages_fast() too) and
  * longterm_write (pin_user_pages_fast() through PIN_LONGTERM_TEST_START).
  *
- * Which path a pin_user_pages_fast() took: when GUP-fast refuses, the
- * fallback adds FOLL_TOUCH and follow_page_pte() marks a clean page dirty on
- * a write pin; GUP-fast does not. Shadow pages start clean and are only read
- * here, so KPF_DIRTY tells. That witness is proven first: MADV_POPULATE_WRITE
- * (the slow path with FOLL_TOUCH) must dirty every page of a fresh buffer.
+ * Which path a pin_user_pages_fast() took: the fallback adds FOLL_TOUCH and
+ * follow_page_pte() marks a clean page dirty on a write pin; GUP-fast does
+ * not. Shadow pages start clean and are only read here, so KPF_DIRTY tells,
+ * once proven: get_user_pages() must dirty every page of a fresh buffer.
  *
  * Every buffer proves what it claims before its verdict counts: its pages
- * are order-0 (a THP control would say nothing about order-0 folios), anon
- * or not, on an LRU or not, as /proc/kpageflags tells. Controls may be
- * refused for a while for reasons unrelated to the bug (NUMA hinting,
- * migration): they are touched and asked again. Shadow pages get one ask.
+ * are order-0 (a THP control says nothing about order-0 folios), anon or
+ * not, on an LRU or not (kpageflags). Controls refused for reasons unrelated
+ * to the bug (NUMA hinting, migration) are touched and asked again.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,6 +39,7 @@
 #define MSG_SECRETMEM	"secretmem exposure: GUP-fast reached memfd_secret pages"
 #define GUP_TEST_FILE	"/sys/kernel/debug/gup_test"
 #define NR_PAGES	512
+#define BUF_LEN		(NR_PAGES * psize())
 #define MAX_TRIES	10
 #define FOLL_WRITE	0x01	/* as in include/linux/mm_types.h */
 /* include/uapi/linux/kernel-page-flags.h */
@@ -48,9 +47,6 @@
 #define KPF_LRU		BIT_ULL(5)
 #define KPF_ANON	BIT_ULL(12)
 #define KPF_LARGE	(KPF_COMPOUND_HEAD | KPF_COMPOUND_TAIL | KPF_THP)
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE	23
-#endif
 #ifndef __NR_memfd_secret
 #define __NR_memfd_secret	-1	/* not on this architecture: ENOSYS */
 #endif
@@ -73,14 +69,9 @@ struct buf {
 	enum backing kind;
 };
 
-static size_t buf_len(void)
-{
-	return NR_PAGES * psize();
-}
-
 static void buf_destroy(struct buf *b)
 {
-	munmap(b->addr, buf_len());
+	munmap(b->addr, BUF_LEN);
 	if (b->fd >= 0)
 		close(b->fd);
 }
@@ -117,15 +108,15 @@ static int buf_create(struct buf *b, enum backing kind, bool populate,
 	if (kind != ANON && b->fd < 0)
 		return -1;
 	*what = "ftruncate()";
-	if (kind != ANON && kind != SHADOW && ftruncate(b->fd, buf_len()))
+	if (kind != ANON && kind != SHADOW && ftruncate(b->fd, BUF_LEN))
 		goto fail;
 	*what = "mmap()";
-	b->addr = mmap(NULL, buf_len(), PROT_READ | PROT_WRITE, flags, b->fd, 0);
+	b->addr = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE, flags, b->fd, 0);
 	if (b->addr == MAP_FAILED)
 		goto fail;
 	/* Order-0, as shadow pages are; premise() checks that it worked. */
 	if (kind == ANON || kind == MEMFD)
-		madvise(b->addr, buf_len(), MADV_NOHUGEPAGE);
+		madvise(b->addr, BUF_LEN, MADV_NOHUGEPAGE);
 	for (i = 0; populate && i < NR_PAGES; i++)
 		touch(b, i);
 	return 0;
@@ -176,12 +167,10 @@ static const char *premise(struct buf *b)
 	uint64_t all;
 	long dirty;
 
-	/* Controls skip without kpageflags; shadow trusts gup_test then. */
-	if (kpageflags_fd < 0)
-		return NULL;
+	/* Without kpageflags, controls skip and shadow trusts gup_test. */
 	err = buf_flags(b, &all, &dirty);
 	if (err)
-		return err;
+		return b->kind == SHADOW && kpageflags_fd < 0 ? NULL : err;
 	if (all & KPF_LARGE)
 		err = "not all order-0: THP or compound pages (THP settings)";
 	else if ((b->kind == ANON) != !!(all & KPF_ANON))
@@ -203,7 +192,7 @@ static long verdict(struct buf *b, __u32 flags, long want)
 {
 	unsigned char v[NR_PAGES], ever[NR_PAGES] = { 0 };
 	struct gup_fast_verdict args = {
-		.addr = (unsigned long)b->addr, .size = buf_len(),
+		.addr = (unsigned long)b->addr, .size = BUF_LEN,
 		.verdicts = (unsigned long)v, .flags = flags,
 	};
 	int tries = b->kind == SHADOW ? 1 : MAX_TRIES;
@@ -225,14 +214,14 @@ static long verdict(struct buf *b, __u32 flags, long want)
 }
 
 /*
- * Pin and unpin all of @b for writing with pin_user_pages_fast(): with
+ * Pin and unpin all of @b for writing: pin_user_pages_fast() with
  * FOLL_LONGTERM for PIN_LONGTERM_TEST_START, without for PIN_FAST_BENCHMARK;
- * -1 with errno set.
+ * get_user_pages() for GUP_BASIC_TEST. -1 with errno set.
  */
 static int pin(struct buf *b, unsigned long cmd)
 {
 	struct pin_longterm_test lt = {
-		.addr = (unsigned long)b->addr, .size = buf_len(),
+		.addr = (unsigned long)b->addr, .size = BUF_LEN,
 		.flags = PIN_LONGTERM_TEST_FLAG_USE_FAST |
 			 PIN_LONGTERM_TEST_FLAG_USE_WRITE,
 	};
@@ -282,16 +271,14 @@ static int shadow_pin(enum test_case tc)
 	err = buf_flags(&b, &all, &dirty);
 	if (!err && dirty)
 		err = "pages dirty before the pin";
-	if (!err && pin(&b, cmd)) {
-		ksft_print_msg("pin: %s\n", strerror(errno));
-		ret = KSFT_FAIL;
-	} else if (!err) {
+	if (!err && pin(&b, cmd))
+		err = strerror(errno);
+	if (!err)
 		err = buf_flags(&b, &all, &dirty);
-		if (!err && tc == WRITE)
-			ret = expect(SHADOW, "pin_write", NR_PAGES - dirty, NR_PAGES, MSG_BUG);
-		else if (!err)
-			ret = expect(SHADOW, case_names[tc], NR_PAGES - dirty, 0, MSG_WRONGFIX);
-	}
+	if (!err && tc == WRITE)
+		ret = expect(SHADOW, "pin_write", NR_PAGES - dirty, NR_PAGES, MSG_BUG);
+	else if (!err)
+		ret = expect(SHADOW, case_names[tc], NR_PAGES - dirty, 0, MSG_WRONGFIX);
 	if (err)
 		ksft_print_msg("shadow pin: %s\n", err);
 	buf_destroy(&b);
@@ -333,30 +320,23 @@ static void run_test(enum backing kind, enum test_case tc)
 	char name[64];
 	struct buf b;
 
-	snprintf(name, sizeof(name), "verdict_%s_%s", backing_names[kind],
-		 case_names[tc]);
+	snprintf(name, sizeof(name), "verdict_%s_%s", backing_names[kind], case_names[tc]);
 	ksft_print_msg("[RUN] %s\n", name);
-	if (why) {
-		ksft_test_result_code(KSFT_SKIP, name, "%s", why);
-		return;
-	}
-	if (buf_create(&b, kind, true, &what)) {
+	if (!why && buf_create(&b, kind, true, &what)) {
 		ksft_print_msg("%s: %s\n", what, strerror(errno));
-	} else {
+	} else if (!why) {
 		why = premise(&b);
-		/* gup_test's own pages must be what it promises. */
-		if (why && kind != SHADOW) {
-			buf_destroy(&b);
-			ksft_test_result_code(KSFT_SKIP, name, "%s", why);
-			return;
-		}
-		if (why)
+		/* gup_test's own pages must be what it promises: else FAIL. */
+		if (why && kind == SHADOW)
 			ksft_print_msg("FAIL: %s\n", why);
-		else
+		else if (!why)
 			result = run_case(&b, tc);
 		buf_destroy(&b);
 	}
-	ksft_test_result_code(result, name, NULL);
+	if (why && kind != SHADOW)
+		ksft_test_result_code(KSFT_SKIP, name, "%s", why);
+	else
+		ksft_test_result_code(result, name, NULL);
 }
 
 /*
@@ -391,9 +371,9 @@ static void check_gup_test(void)
 }
 
 /*
- * Is the dirty witness usable here? A fresh shadow buffer populated for
- * writing by the slow path (MADV_POPULATE_WRITE: FOLL_TOUCH|FOLL_WRITE)
- * must come out with every page dirty.
+ * Is the dirty witness usable here? A fresh shadow buffer faulted in for
+ * writing by get_user_pages() (GUP_BASIC_TEST: the slow path, FOLL_TOUCH)
+ * must come out with every page dirty. Not pin_user_pages(): no FOLL_TOUCH.
  */
 static void check_witness(void)
 {
@@ -405,12 +385,7 @@ static void check_witness(void)
 
 	if (buf_create(&b, SHADOW, false, &what))
 		ksft_exit_fail_msg("shadow buffer: %s: %s\n", what, strerror(errno));
-	if (madvise(b.addr, buf_len(), MADV_POPULATE_WRITE)) {
-		snprintf(why, sizeof(why), "MADV_POPULATE_WRITE: %s", strerror(errno));
-		no_witness = why;
-	} else {
-		no_witness = buf_flags(&b, &all, &dirty);
-	}
+	no_witness = pin(&b, GUP_BASIC_TEST) ? strerror(errno) : buf_flags(&b, &all, &dirty);
 	if (!no_witness && dirty != NR_PAGES) {
 		snprintf(why, sizeof(why), "the slow path dirtied %ld/%d pages of a fresh buffer",
 			 dirty, NR_PAGES);
@@ -423,13 +398,9 @@ static void check_witness(void)
 /* Which backings cannot be used at all here, and why. */
 static void check_backings(void)
 {
-	rlim_t need = buf_len() + psize();
-	enum backing kind;
+	rlim_t need = BUF_LEN + psize();
 	struct rlimit rl;
 
-	for (kind = 0; kind < NR_BACKINGS; kind++)
-		if (kind != SHADOW && kpageflags_fd < 0)
-			no_backing[kind] = "no /proc/kpageflags to check its pages";
 	/* secretmem pages count against RLIMIT_MEMLOCK: over it, a fault is SIGBUS. */
 	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
 	    rl.rlim_cur < need) {
