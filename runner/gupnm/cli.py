@@ -840,6 +840,9 @@ def log_problems(raw: str, parsed: tap.TapResult, outcome: str,
     missing = results.missing_for_pass(parsed, exit_status)
     if outcome == "pass" and missing and not problems:
         problems.append(results.not_a_pass(missing))
+    memory = results.memory_problem(console.out_of_memory(raw), outcome, exit_status)
+    if memory:
+        problems.insert(0, memory)
     return problems
 
 

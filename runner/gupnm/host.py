@@ -7,6 +7,7 @@ the host's own /boot or /lib/modules.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import signal
@@ -69,19 +70,42 @@ def owner_alive(tag: str) -> bool:
     return pid.isdigit() and _start_time(int(pid)) == start
 
 
+# A cache this run cannot write (read-only, another user's): EROFS, EACCES, EPERM.
+UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
 def private_tmp(kind: str) -> Path:
     """A new folder of this run's own in the cache's tmp/, named with its
-    owner_tag (cache.sweep_stale removes those of dead runs)."""
+    owner_tag (cache.sweep_stale removes those of dead runs); in the
+    system's temporary folder when the cache cannot be written."""
     base = cache_dir() / "tmp"
-    base.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f"{kind}-{owner_tag()}-", dir=base))
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f"{kind}-{owner_tag()}-", dir=base))
+    except OSError as err:
+        if err.errno not in UNWRITABLE:
+            raise
+    return Path(tempfile.mkdtemp(prefix=f"gupnm-{kind}-{owner_tag()}-"))
 
 
 @contextlib.contextmanager
 def locked(path: Path):
-    """Hold an exclusive lock on @path: two runs never share a cache entry."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as fh:
+    """Hold an exclusive lock on @path: two runs never share a cache entry.
+    In a cache this run cannot write (read-only, another user's) the lock
+    file is opened for reading, or, when it cannot be made, none is taken:
+    such a run only reads entries, which are renamed into place whole."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(path, "w")
+    except OSError as err:
+        if err.errno not in UNWRITABLE:
+            raise
+        try:
+            fh = open(path)
+        except OSError:
+            yield
+            return
+    with fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
