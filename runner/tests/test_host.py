@@ -64,6 +64,33 @@ class EnsureToolsTest(unittest.TestCase):
             ['apt-get', 'install', '-y', '--no-install-recommends']])
         self.assertEqual(calls[-1][-2:], ['dwarves', 'libc6-dev'])
 
+    def test_qemu_installs_later_in_a_thread_and_its_error_comes_at_wait(self):
+        which, query = self.missing(tools=('pahole', 'qemu-system-x86_64'))
+        calls = []
+
+        def fake_run(cmd, **kw):
+            calls.append(cmd)
+            if 'qemu-system-x86' in cmd and '--download-only' not in cmd:
+                raise RunnerError('apt-get install failed')
+            return ''
+        with which, query, mock.patch.object(host.os, 'geteuid', return_value=0), \
+                mock.patch.object(host, 'run', side_effect=fake_run):
+            later = host.ensure_tools(later=host.BOOT_PACKAGES)
+            self.assertIsNotNone(later)
+            later.join()
+        self.assertEqual(calls[0][-2:], ['dwarves', 'qemu-system-x86'])   # one download
+        self.assertEqual(calls[1][-1], 'dwarves')                        # installed now
+        self.assertNotIn('qemu-system-x86', calls[1])
+        self.assertEqual(calls[2][-1], 'qemu-system-x86')                # in the thread
+        with self.assertRaisesRegex(RunnerError, 'apt-get install failed'):
+            later.wait()
+
+    def test_nothing_deferred_returns_no_thread(self):
+        which, query = self.missing(tools=('pahole',))
+        with which, query, mock.patch.object(host.os, 'geteuid', return_value=0), \
+                mock.patch.object(host, 'run', return_value=''):
+            self.assertIsNone(host.ensure_tools(later=host.BOOT_PACKAGES))
+
     def test_not_root_says_what_to_run(self):
         which, query = self.missing(tools=('pahole',))
         with which, query, mock.patch.object(host.os, 'geteuid', return_value=1000):
