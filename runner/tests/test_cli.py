@@ -427,20 +427,42 @@ class RunCommandTest(unittest.TestCase):
         thread = mock.Mock(join=lambda: order.append('join'))
         args = argparse.Namespace(config='default', accel='tcg', vcpus=2, memory=1024,
                                   append='', timeout=300, test_args='', retries=2)
-        for missing, want in ((['qemu-system-x86'], ['fetch', 'tools', 'join', 'prepare']),
-                              ([], ['prepare'])):
+        later = mock.Mock(wait=lambda: order.append('qemu installed'))
+        for missing, want in ((['qemu-system-x86'], ['fetch', 'tools', 'join', 'prepare',
+                                                     'qemu installed', 'boot']),
+                              ([], ['prepare', 'boot'])):
             order.clear()
+
+            def tools(**kw):
+                self.assertEqual(kw['later'], ('qemu-system-x86', 'qemu-system-arm'))
+                order.append('tools')
+                return later
             with mock.patch.object(cli, 'missing_tools', return_value=missing), \
                     mock.patch.object(cli.kernels, 'start_fetch',
                                       side_effect=lambda s, a: order.append('fetch') or thread), \
-                    mock.patch.object(cli, 'ensure_tools',
-                                      side_effect=lambda **kw: order.append('tools')), \
+                    mock.patch.object(cli, 'ensure_tools', side_effect=tools), \
                     mock.patch.object(cli, 'run_meta', return_value={}), \
                     mock.patch.object(cli.kernels, 'prepare', side_effect=lambda *a, **kw:
                                       order.append('prepare') or mock.Mock(config=None)), \
-                    mock.patch.object(cli.vmrun, 'run', return_value='outcome'):
+                    mock.patch.object(cli.vmrun, 'run',
+                                      side_effect=lambda *a, **kw: order.append('boot')):
                 cli.run_one('debian:bookworm-security', args, Path('/o'))
             self.assertEqual(order, want)
+
+    def test_a_failed_build_waits_for_the_qemu_install_before_it_exits(self):
+        """dpkg is never left half done: the error comes after the install."""
+        order = []
+        later = mock.Mock(join=lambda: order.append('install joined'))
+        args = argparse.Namespace(config='default', accel='tcg', vcpus=2, memory=1024,
+                                  append='', timeout=300, test_args='', retries=2)
+        with mock.patch.object(cli, 'missing_tools', return_value=['qemu-system-x86']), \
+                mock.patch.object(cli.kernels, 'start_fetch', return_value=None), \
+                mock.patch.object(cli, 'ensure_tools', return_value=later), \
+                mock.patch.object(cli.kernels, 'prepare',
+                                  side_effect=RunnerError('the module build failed')):
+            with self.assertRaises(RunnerError):
+                cli.run_one('debian:bookworm-security', args, Path('/o'))
+        self.assertEqual(order, ['install joined'])
 
     def test_debug_config_needs_a_source_kernel(self):
         with mock.patch.object(cli, 'run_one', side_effect=AssertionError('must not run')):
@@ -506,7 +528,7 @@ class RunCommandTest(unittest.TestCase):
             self.assertEqual(cli.run_one('source:debian-6.12:nofix', args, Path('/o')),
                              'outcome')
         mt.assert_called_once_with(source_build=True)
-        et.assert_called_once_with(source_build=True)
+        et.assert_called_once_with(source_build=True, later=cli.BOOT_PACKAGES)
         kp.assert_called_once_with('source:debian-6.12:nofix', variant='default')
         # The prepared kernel is left as it was: vmrun decides how to run.
         self.assertEqual(prep.run_vmtests, Path('/t/run_vmtests.sh'))

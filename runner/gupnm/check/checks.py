@@ -474,6 +474,7 @@ def _vm_checks(t: Tally, args: argparse.Namespace) -> None:
     module_runs = matrix.run_matrix(t)
     matrix.run_unasked(t)
     matrix.run_thp_always(t)
+    matrix.run_thp_source(t)
     progress("the module-free probe on the matrix's Debian kernels")
     probe_checks.vm_checks(t, module_runs)
     progress(f"NUMA pressure, {NUMA_SHORT_RUNS} runs per kernel "

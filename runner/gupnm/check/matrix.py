@@ -309,12 +309,72 @@ def run_thp_always(t) -> None:
                REPO / "results" / f"check-thp-{datetime.now():%Y%m%d-%H%M%S}", run_one)
     if out is None:
         return
-    for name, ok, detail in assertions(out.summary, out.tap_text, "pass"):
+    for name, ok, detail in assertions(out.summary, out.tap_text, "pass") + \
+            [_ratio_each(out.summary)]:
         t.record(f"{label}: {name}", ok, detail)
-    ratios = out.summary.get("bench_ratio", [])
-    t.record(f"{label}: every benchmark cell's control was order-0 (a ratio each)",
-             ratios and all(r.get("shadow_anon_ratio") is not None and not r.get("refused")
-                            for r in ratios), str(ratios))
+
+
+def _ratio_each(summary: dict) -> tuple[str, bool, str]:
+    """Every benchmark cell got its shadow/anon ratio: the benchmark found
+    its controls order-0 (it refuses a ratio against a THP control)."""
+    ratios = summary.get("bench_ratio", [])
+    return ("every benchmark cell's control was order-0 (a ratio each)",
+            bool(ratios) and all(r.get("shadow_anon_ratio") is not None and
+                                 not r.get("refused") for r in ratios), str(ratios))
+
+
+# THP "always" and no madvise() (runner/configs/thp-always.config: the
+# controls' MADV_NOHUGEPAGE fails, and only PR_SET_THP_DISABLE and the
+# kpageflags premise keep them order-0) on linux-source-7.3 + the series:
+# with the fix, PASS and a ratio per benchmark cell; with GUP-fast refusing
+# every anonymous folio ("anonslow", far worse than the regression), the
+# anon control fails where an unchecked THP control passed (issue 32).
+THP_SOURCE = [("source:debian-7.3:all", "pass"),
+              ("source:debian-7.3:anonslow", "anonslow")]
+THP_SOURCE_CONFIG = "thp-always"
+ANONSLOW_FAILED = {"verdict_anon_read", "verdict_anon_write"}
+
+
+def thp_source_assertions(summary: dict, tap_text: str, expect: str
+                          ) -> list[tuple[str, bool, str]]:
+    """(name, ok, detail) of one run of THP_SOURCE: @expect "pass" (the
+    matrix's assertions and a ratio per cell) or "anonslow" (anon read and
+    write 0/N, those two cases the only failures, the test and the runner
+    exit 1)."""
+    if expect == "pass":
+        return assertions(summary, tap_text, "pass") + [_ratio_each(summary)]
+    if expect != "anonslow":
+        raise ValueError(f"expect must be pass or anonslow, not {expect!r}")
+    out = _Checks()
+    _check_ran(out, summary)
+    ok, got = _fast_is(summary, "anon", "none")
+    out.check("control anon read/write via GUP-fast: 0/N (order-0 anon refused)", ok, got)
+    names = {c["name"] for c in summary.get("cases", [])}
+    want_names = {f"verdict_{b}_{c}" for b in BACKINGS for c in CASES}
+    out.check(f"every case of the table reported ({len(want_names)} verdicts)",
+              want_names <= names, "missing: " + ", ".join(sorted(want_names - names)))
+    failed = {c["name"] for c in summary.get("cases", []) if c["status"] == "fail"}
+    out.check("the failed cases are " + ", ".join(sorted(ANONSLOW_FAILED)) + ", no other",
+              failed == ANONSLOW_FAILED, "failed: " + ", ".join(sorted(failed)))
+    out.check("test exit status 1, runner exit 1",
+              summary.get("exit_status") == 1 and summary.get("exit_code") == 1,
+              f"exit status {summary.get('exit_status')}, "
+              f"exit code {summary.get('exit_code')}")
+    return list(out)
+
+
+def run_thp_source(t) -> None:
+    from ..cli import run_one
+    base = REPO / "results" / f"check-{THP_SOURCE_CONFIG}-{datetime.now():%Y%m%d-%H%M%S}"
+    for spec, expect in THP_SOURCE:
+        label = f"vm {spec} (--config {THP_SOURCE_CONFIG})"
+        args = _args("default", "")
+        args.config = THP_SOURCE_CONFIG
+        out = boot(t, label, spec, args, base / spec.replace(":", "_"), run_one)
+        if out is None:
+            continue
+        for name, ok, detail in thp_source_assertions(out.summary, out.tap_text, expect):
+            t.record(f"{label}: {name}", ok, detail)
 
 
 # A kernel with the fix whose gup_test is built in from a tree without the

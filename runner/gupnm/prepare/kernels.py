@@ -21,7 +21,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -114,7 +113,7 @@ def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.parent / f"{out.name}.log"
     log.write_text("")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-{owner_tag()}-", dir=out.parent))
+    tmp = cache.scratch(out.parent, f".{out.name}-{owner_tag()}-")
     src = gup_test_source()
     for name in ("gup_test.c", "gup_test.h"):
         shutil.copy2(src / name, tmp / name)
@@ -208,8 +207,7 @@ def _static_build(group: str, name: str, src: Path, inputs: list[Path],
         out.parent.mkdir(parents=True, exist_ok=True)
         for d in mkdirs:
             d.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".build-{owner_tag()}-",
-                                        dir=out.parent)) / out.name
+        tmp = cache.scratch(out.parent, f".build-{owner_tag()}-") / out.name
         progress(f"building {name} (static)")
         incs = [a for inc in includes for a in ("-I", inc)]
         try:

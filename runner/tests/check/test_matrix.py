@@ -458,5 +458,121 @@ class RunMatrixTest(unittest.TestCase):
 
 
 
+def as_anonslow(summary, tap_text):
+    """The fixed run as a kernel whose GUP-fast refuses every anonymous
+    folio reports it: anon read and write 0/N, those two cases fail."""
+    s, tap_text = as_fixed(summary, tap_text)
+    for v in s['verdicts']:
+        if v['backing'] == 'anon' and v['access'] in ('read', 'write'):
+            v['fast'], v['tries'] = 0, 10
+    for c in s['cases']:
+        if c['name'] in ('verdict_anon_read', 'verdict_anon_write'):
+            c['status'] = 'fail'
+    s['exit_status'] = s['exit_code'] = 1
+    return s, tap_text
+
+
+class ThpSourceTest(unittest.TestCase):
+    """THP "always" without madvise() on linux-source-7.3: the fix and the
+    anonslow mutant (issue 32)."""
+
+    ANON0 = 'control anon read/write via GUP-fast: 0/N (order-0 anon refused)'
+    FAILED = 'the failed cases are verdict_anon_read, verdict_anon_write, no other'
+    EXITS = 'test exit status 1, runner exit 1'
+    RATIOS = "every benchmark cell's control was order-0 (a ratio each)"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.summary, cls.tap = load_real()
+
+    def test_table(self):
+        self.assertEqual(matrix.THP_SOURCE, [('source:debian-7.3:all', 'pass'),
+                                             ('source:debian-7.3:anonslow', 'anonslow')])
+        from gupnm.prepare import kconfig, kernels
+        for spec, _ in matrix.THP_SOURCE:
+            kernels.parse_spec(spec)
+        self.assertIn(matrix.THP_SOURCE_CONFIG, kconfig.VARIANTS)
+
+    def test_fixed_passes_with_a_ratio_per_cell(self):
+        s, tap = as_fixed(self.summary, self.tap)
+        s['bench_ratio'] = [{'threads': 1, 'shadow_anon_ratio': 1.0},
+                            {'threads': 2, 'shadow_anon_ratio': 0.66}]
+        checks = matrix.thp_source_assertions(s, tap, 'pass')
+        self.assertEqual(failing(checks), [])
+        self.assertIn(self.RATIOS, by_name(checks))
+        # A cell whose control was a THP: refused, no ratio: not ok.
+        s['bench_ratio'][1] = {'threads': 2, 'shadow_anon_ratio': None,
+                               'refused': 'not order-0: shadow 0, anon 512 of 512 pages'}
+        self.assertEqual(failing(matrix.thp_source_assertions(s, tap, 'pass')), [self.RATIOS])
+        s['bench_ratio'] = []
+        self.assertEqual(failing(matrix.thp_source_assertions(s, tap, 'pass')), [self.RATIOS])
+
+    def test_anonslow_fails_on_anon_only(self):
+        s, tap = as_anonslow(self.summary, self.tap)
+        checks = matrix.thp_source_assertions(s, tap, 'anonslow')
+        self.assertEqual(failing(checks), [])
+        self.assertEqual([n for n, _, _ in checks],
+                         [RAN, SPLAT, self.ANON0, TABLE, self.FAILED, self.EXITS])
+
+    def test_anonslow_passing_is_not_ok(self):
+        # The issue's bug: a THP anon control passes the mutant, exit 0.
+        s, tap = as_fixed(self.summary, self.tap)
+        s['exit_code'] = 0
+        self.assertEqual(failing(matrix.thp_source_assertions(s, tap, 'anonslow')),
+                         [self.ANON0, self.FAILED, self.EXITS])
+
+    def test_anonslow_skipping_or_failing_more_is_not_ok(self):
+        s, tap = as_anonslow(self.summary, self.tap)
+        # The anon cases skipped (a premise), not failed.
+        for c in s['cases']:
+            if c['name'] == 'verdict_anon_write':
+                c['status'] = 'skip'
+        self.assertEqual(failing(matrix.thp_source_assertions(s, tap, 'anonslow')),
+                         [self.FAILED])
+        s, tap = as_anonslow(self.summary, self.tap)
+        next(c for c in s['cases'] if c['name'] == 'verdict_shadow_read')['status'] = 'fail'
+        self.assertEqual(failing(matrix.thp_source_assertions(s, tap, 'anonslow')),
+                         [self.FAILED])
+        s, tap = as_anonslow(self.summary, self.tap)
+        s['exit_code'] = 3
+        s['problems'] = ['the guest died']
+        self.assertEqual(failing(matrix.thp_source_assertions(s, tap, 'anonslow')),
+                         [RAN, self.EXITS])
+
+    def test_unknown_expectation(self):
+        with self.assertRaises(ValueError):
+            matrix.thp_source_assertions(self.summary, self.tap, 'bug')
+
+    def test_run_thp_source_boots_both_with_the_config(self):
+        s_fixed, tap = as_fixed(self.summary, self.tap)
+        s_fixed['bench_ratio'] = [{'threads': 1, 'shadow_anon_ratio': 1.0}]
+        s_slow, _ = as_anonslow(self.summary, self.tap)
+        seen = []
+
+        def fake_run_one(spec, args, outdir):
+            seen.append((spec, args.config, args.test_args, outdir.name))
+            s = s_slow if spec.endswith(':anonslow') else s_fixed
+            return vmrun.RunOutcome(s, s['exit_status'], outdir, tap)
+
+        t = FakeTally()
+        with mock.patch.object(cli, 'run_one', side_effect=fake_run_one), \
+                redirect_stdout(io.StringIO()):
+            matrix.run_thp_source(t)
+        self.assertEqual(seen, [('source:debian-7.3:all', 'thp-always', '',
+                                 'source_debian-7.3_all'),
+                                ('source:debian-7.3:anonslow', 'thp-always', '',
+                                 'source_debian-7.3_anonslow')])
+        self.assertEqual([n for n, ok in t.records if not ok], [])
+        self.assertIn(('vm source:debian-7.3:anonslow (--config thp-always): ' + self.FAILED,
+                       True), t.records)
+
+    def test_checks_runs_it_after_thp_always(self):
+        import inspect
+        from gupnm.check import checks
+        src = inspect.getsource(checks._vm_checks)
+        self.assertLess(src.index('matrix.run_thp_always(t)'),
+                        src.index('matrix.run_thp_source(t)'))
+
+
 if __name__ == '__main__':
     unittest.main()
