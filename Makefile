@@ -39,6 +39,8 @@
 #                   pages) and 64K-page 6.12 source kernels without/with the fix
 #   make check-docs every command of README.md and docs/ run as written from a
 #                   fresh clone (DOCS=all: the long targets too)
+#   make check-docs-short  every command of README.md and docs/ that boots a
+#                   kernel, once in a short form (make check: those on its kernels)
 #   make check-host --kernel host's module and probe paths, in Debian kernels
 #                   booted by virtme-ng on this machine's own root
 #   make check-kernelci-arm64  KernelCI's kselftest-mm job, its gup part, on arm64:
@@ -52,10 +54,10 @@ RUN_ARGS ?=
 A ?= source:debian-6.12:nofix
 B ?= source:debian-6.12:all
 
-.PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64 check-docs check-host check-kernelci-arm64
+.PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64 check-docs check-docs-short check-host check-kernelci-arm64
 
 help:
-	@sed -n '2,46p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,48p' Makefile | sed 's/^# \{0,1\}//'
 
 # make itself exits 2 whenever a recipe fails: the runner's own exit code
 # (README: Exit status) is printed, and pipelines call runner/gupnm-run.
@@ -194,6 +196,13 @@ check-host:
 DOCS ?= quick
 check-docs:
 	cd runner && $(PYTHON) -m gupnm.check.docs_commands $(if $(filter all,$(DOCS)),--all)
+
+# The short forms (fewer repeats, sizes <= 32 MiB) of every command of the
+# documents that boots a kernel; make check runs those on its own kernels
+# (docs/checks.md: the budget). ONLY=REGEX picks some.
+ONLY ?=
+check-docs-short:
+	cd runner && $(PYTHON) -m gupnm.check.docs_short $(if $(ONLY),--only '$(ONLY)')
 
 # KernelCI's 10-minute kselftest-mm job on arm64 (docs/ci.md): not in make
 # check, like check-arm64 (the Debian arm64 kernels and the arm64 tarball).

@@ -12,7 +12,9 @@
 # The lists are fetched when missing, or older than GUPNM_APT_MAX_AGE
 # minutes (default 360); --update fetches them now if they are older than a
 # minute, --refresh always. A frozen archive whose Release files have expired
-# still works (Acquire::Check-Valid-Until "false").
+# still works (Acquire::Check-Valid-Until "false"). When the archive cannot
+# be reached, the lists of the last whole update are used (a warning says
+# from when); with none, the error names the archive and nothing is kept.
 #
 # --suite SUITE: one suite's lists only, in a state of its own
 # ($GUPNM_CACHE/apt/suite-SUITE): a kernel named by its suite
@@ -90,27 +92,37 @@ APT::Architectures { "amd64"; "arm64"; };
 APT::Sandbox::User "root";
 Acquire::Check-Valid-Until "false";
 Acquire::Languages "none";
+Acquire::http::Timeout "30";
 EOF
 mv "$conf.new" "$conf"
 
 stamp=$dir/lists/.gupnm-updated
+have_lists() { compgen -G "$dir/lists/*_Packages*" >/dev/null; }
+# Lists that hold no Packages file are no lists (a failed first update).
+if [ -f "$stamp" ] && ! have_lists; then rm -f "$stamp"; fi
 if [ ! -f "$stamp" ] || [ "$max_age" -eq 0 ] ||
    [ -n "$(find "$stamp" -mmin +"$max_age")" ]; then
 	what="every Debian suite"
 	[ "$suites" = "$ALL_SUITES" ] || what=$suites
 	echo "debian-apt: fetching package lists of $what into $dir" >&2
-	# --error-on=any: a list that could not be fetched is an error (apt
-	# would say 0 and keep the old one), so the stamp says "fresh" only
-	# when every list is; with older lists there, they serve, and the next
-	# run tries again.
-	if APT_CONFIG=$conf apt-get update -q --error-on=any >"$dir/update.log" 2>&1; then
-		touch "$stamp"
-	elif compgen -G "$dir/lists/*_Packages*" >/dev/null; then
-		echo "debian-apt: warning: not every list could be fetched (log:" \
-			"$dir/update.log): using the lists there are" >&2
-	else
-		tail -n 20 "$dir/update.log" >&2
-		die "apt-get update failed (log: $dir/update.log): is Debian's archive reachable?"
+	# --error-on=any: a list that cannot be fetched is a failure (apt
+	# exits 0 on network errors otherwise, leaving empty lists behind), so
+	# the stamp says "fresh" only when every list is.
+	if ! APT_CONFIG=$conf apt-get update -q --error-on=any >"$dir/update.log" 2>&1; then
+		why=$(grep -m1 -E '^(E|W): Failed to fetch' "$dir/update.log" |
+		      sed -E 's/^(E|W): Failed to fetch [^ ]+ +//') || true
+		if [ -f "$stamp" ] && have_lists; then
+			# The archive is away: the lists of the last update stay.
+			echo "debian-apt: warning: Debian's archive ($mirror) cannot be" \
+			     "reached (${why:-see $dir/update.log}); using the package lists" \
+			     "of $(date -r "$stamp" '+%F %R')" >&2
+			echo "$conf"
+			exit 0
+		fi
+		die "Debian's archive ($mirror) cannot be reached: apt-get update" \
+		    "failed (${why:-see $dir/update.log}); check the network or" \
+		    "GUPNM_DEBIAN_MIRROR, then run again (log: $dir/update.log)"
 	fi
+	touch "$stamp"
 fi
 echo "$conf"

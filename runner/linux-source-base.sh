@@ -48,17 +48,26 @@ if [ -f "$base/.gupnm-base-ready" ]; then
 	exit 0
 fi
 
+# A signal ends the script through its EXIT trap: no half left behind.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 mkdir -p "$cache/debs" "$cache/src"
 deb=$(ls "$cache/debs/${pkg}_${version}_all.deb" 2>/dev/null || true)
 if [ -z "$deb" ]; then
 	log "downloading $pkg $version"
-	(cd "$cache/debs" && apt-get download -q "$pkg=$version" >&2) ||
+	# Into a scratch folder, moved into place whole: apt-get download
+	# writes the final name as it goes, and a cut download must never be
+	# taken for the package by the next run.
+	dl=$(mktemp -d "$cache/debs/.dl-base.XXXXXX")
+	trap 'rm -rf "$dl"' EXIT
+	(cd "$dl" && apt-get download -q "$pkg=$version" >&2) ||
 		die "apt-get download $pkg=$version failed (network? apt lists?)."
+	mv "$dl/${pkg}_${version}_all.deb" "$cache/debs/"
 	deb=$cache/debs/${pkg}_${version}_all.deb
 fi
 
 tmp=$(mktemp -d "$cache/src/.unpack.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp" ${dl:+"$dl"}' EXIT
 log "unpacking $pkg $version (about a minute)"
 dpkg-deb --fsys-tarfile "$deb" | tar -C "$tmp" -x --wildcards '*.tar.xz'
 tarball=$(find "$tmp" -name "linux-source-$series.tar.xz" | head -n1)

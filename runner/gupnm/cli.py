@@ -33,8 +33,8 @@ from pathlib import Path
 from . import command, hostmode, probe, survey, testargs
 from .ci import lab  # gupnm-run kselftest, gupnm-run lava
 from .guest import qemu, vmrun
-from .host import (REPO, Interrupted, RunnerError, UsageError, ensure_tools, missing_tools,
-                   progress)
+from .host import (BOOT_PACKAGES, REPO, Interrupted, RunnerError, UsageError, ensure_tools,
+                   missing_tools, progress)
 from .parse import console, modload, tap
 from .prepare import arm64, cache, kconfig, kernels, kselftest_build, source, vmlinux
 from .report import figures, results, stats
@@ -287,13 +287,27 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
     arch = getattr(args, "arch", "amd64")
     tools = {"source_build": spec.startswith("source:"),
              **({"extra": arm64.TOOLS} if arch == "arm64" else {})}
+    boot_tools = None
     if missing_tools(**tools):
         # A fresh machine: the kernel is downloaded and unpacked while the
-        # tools install (it needs only apt and dpkg-deb).
+        # tools install (it needs only apt and dpkg-deb), and QEMU installs
+        # while the run builds.
         fetching = kernels.start_fetch(spec, arch)
-        ensure_tools(**tools)
+        boot_tools = ensure_tools(**tools, later=BOOT_PACKAGES)
         if fetching:
             fetching.join()
+    try:
+        return _prepare_and_run(spec, args, outdir, arch, meta, live, boot_tools)
+    except RunnerError:
+        if boot_tools:          # a failed build leaves no dpkg half done
+            boot_tools.join()
+        raise
+
+
+def _prepare_and_run(spec: str, args, outdir: Path, arch: str, meta, live,
+                     boot_tools) -> object:
+    """run_one() once the tools are there, but for @boot_tools (QEMU),
+    which must be installed before the boot."""
     t0 = time.monotonic()
     cmd = command.parse(args.command) if getattr(args, "command", None) else None
     variant = args.config
@@ -307,6 +321,13 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
     if cmd:
         needs = command.needs(cmd)
         command.check_kernel(needs, prep.config, prep.release, spec)
+        server = command.gup_test_server(
+            prep.config, prep.module, prep.module_in_tree, prep.release, spec,
+            cmd.program, required=needs.gup_test)
+        if server:
+            progress(f"/sys/kernel/debug/gup_test: {server.why}")
+            opts.gup_test, opts.gup_test_module = server.as_dict(), server.module
+        opts.gup_test_required = needs.gup_test
         opts.program = (cmd.guest, command.binary(_selftests_mm(prep, args), cmd))
         opts.append = " ".join([opts.append, *needs.append]).strip()
     elif arch == "amd64" and getattr(args, "config", "default") == "selftests" \
@@ -316,6 +337,8 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
         # the benchmark runs that ask for it (--config selftests).
         opts.xcheck = _crosscheck(prep, args)
     prepare_s = time.monotonic() - t0
+    if boot_tools:
+        boot_tools.wait()
     return vmrun.run(prep, opts, outdir,
                      durations={"prepare": prepare_s},
                      meta=meta or run_meta(datetime.now(timezone.utc)), live=live)
@@ -833,6 +856,9 @@ def log_problems(raw: str, parsed: tap.TapResult, outcome: str,
     missing = results.missing_for_pass(parsed, exit_status)
     if outcome == "pass" and missing and not problems:
         problems.append(results.not_a_pass(missing))
+    memory = results.memory_problem(console.out_of_memory(raw), outcome, exit_status)
+    if memory:
+        problems.insert(0, memory)
     return problems
 
 

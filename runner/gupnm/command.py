@@ -9,12 +9,19 @@ or for a Debian binary kernel the linux-source tree named by --selftests
 compared). It is copied into the guest with the libraries it links.
 
 What the command needs of the kernel is derived from it and checked on the
-host before anything boots: config options (the tree's selftests/mm/config
-names CONFIG_GUP_TEST; CONFIG_KSM for ksm_tests), hugepages= on the kernel
-command line for hugetlb memory, and guest memory for the size asked. A
-kernel without them is an error that says which, never a wrong number.
-Source kernels run a command with the "selftests" config variant
-(configs/selftests.config plus those lines of the tree's fragment).
+host before anything boots: config options (CONFIG_HUGETLBFS for gup_test
+-H, CONFIG_KSM for ksm_tests), hugepages= on the kernel command line for
+hugetlb memory, and guest memory for the size asked. A kernel without them
+is an error that says which, never a wrong number. Source kernels run a
+command with the "selftests" config variant (configs/selftests.config plus
+those lines of the tree's fragment).
+
+/sys/kernel/debug/gup_test, which gup_test drives (and cow, gup_longterm
+use when present), is served by whichever of these the kernel has first
+(gup_test_server): its own gup_test built in (CONFIG_GUP_TEST=y), its
+in-tree module (=m, a source kernel whose series made it tristate), else
+the runner's out-of-tree gup_test.ko, built for every kernel as the default
+path builds it. Only a kernel neither can serve is an error, naming both.
 """
 from __future__ import annotations
 
@@ -52,6 +59,24 @@ class Needs:
     config: list[tuple[str, str]] = field(default_factory=list)  # (option, why)
     append: list[str] = field(default_factory=list)              # kernel cmdline
     memory_mb: int = BASE_MEMORY_MB
+    gup_test: bool = False      # the program cannot run without gup_test
+
+
+@dataclass(frozen=True)
+class Server:
+    """Who serves /sys/kernel/debug/gup_test in the guest."""
+    kind: str                   # BUILTIN, IN_TREE or RUNNERS
+    module: Path | None         # what the guest loads; None: nothing
+    why: str                    # one line for the report
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "module": str(self.module) if self.module else None,
+                "why": self.why}
+
+
+BUILTIN = "built in"
+IN_TREE = "in-tree module"
+RUNNERS = "runner's module"
 
 
 def parse(text: str) -> Command:
@@ -108,7 +133,7 @@ def needs(cmd: Command) -> Needs:
     n = Needs()
     opts = options(cmd)
     if cmd.program == "gup_test":
-        n.config.append(("CONFIG_GUP_TEST", "gup_test drives /sys/kernel/debug/gup_test"))
+        n.gup_test = True           # gup_test_server: who serves it
         size = _size_mb(opts.get("m", "128"), "gup_test -m")
         n.memory_mb += size
         if "H" in opts:
@@ -145,6 +170,45 @@ def check_kernel(n: Needs, config: Path | None, release: str, spec: str) -> None
         raise UsageError(f"{release} ({spec}) lacks "
                          + "; ".join(f"{o}, which {why}" for o, why in missing)
                          + f" ({config}): {hint}")
+
+
+def gup_test_server(config: Path | None, module: Path | None, in_tree: bool,
+                    release: str, spec: str, program: str = "gup_test",
+                    required: bool = True) -> Server | None:
+    """Who serves /sys/kernel/debug/gup_test for @program on the kernel
+    whose .config is @config (None: not known, e.g. an image: module tree):
+    its own gup_test built in (CONFIG_GUP_TEST=y; nothing is loaded), its
+    in-tree module (=m and @in_tree: @module is the kernel's own build),
+    else the runner's out-of-tree @module, which needs CONFIG_MODULES and
+    CONFIG_DEBUG_FS. Neither: UsageError naming both when @required, else
+    None (the program runs without it)."""
+    have = kconfig.parse(config.read_text(errors="replace")) \
+        if config is not None and config.exists() else None
+    own = have.get("CONFIG_GUP_TEST", "n") if have is not None else None
+    if own == "y":
+        return Server(BUILTIN, None, f"{release}'s own gup_test, built in "
+                      "(CONFIG_GUP_TEST=y): no module loaded")
+    if own == "m" and in_tree and module is not None:
+        return Server(IN_TREE, module, f"{release}'s in-tree gup_test module "
+                      f"(CONFIG_GUP_TEST=m), {module.name}")
+    lacks = [o for o in ("CONFIG_MODULES", "CONFIG_DEBUG_FS")
+             if have is not None and have.get(o, "n") != "y"]
+    own_said = {None: "its .config is not available",
+                "m": "CONFIG_GUP_TEST=m, but its module is not at hand"}.get(
+                    own, f"CONFIG_GUP_TEST is not set in {config}")
+    if module is not None and not lacks:
+        return Server(RUNNERS, module, f"the runner's gup_test module ({own_said}), "
+                      f"built against {release}")
+    if not required:
+        return None
+    runners = ("none was built for it" if module is None else
+               f"it needs {' and '.join(lacks)}, which {release} lacks")
+    raise UsageError(
+        f"{program} drives /sys/kernel/debug/gup_test, and nothing can serve it "
+        f"on {release} ({spec}): not the kernel's own gup_test ({own_said}), "
+        f"not the runner's module ({runners}); use a kernel with "
+        "CONFIG_GUP_TEST, or with CONFIG_MODULES and CONFIG_DEBUG_FS for the "
+        "runner's module (source:debian-6.12 has both)")
 
 
 def check_memory(n: Needs, memory_mb: int) -> None:

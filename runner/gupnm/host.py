@@ -7,6 +7,7 @@ the host's own /boot or /lib/modules.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import signal
@@ -14,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Sequence
@@ -69,19 +71,42 @@ def owner_alive(tag: str) -> bool:
     return pid.isdigit() and _start_time(int(pid)) == start
 
 
+# A cache this run cannot write (read-only, another user's): EROFS, EACCES, EPERM.
+UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
 def private_tmp(kind: str) -> Path:
     """A new folder of this run's own in the cache's tmp/, named with its
-    owner_tag (cache.sweep_stale removes those of dead runs)."""
+    owner_tag (cache.sweep_stale removes those of dead runs); in the
+    system's temporary folder when the cache cannot be written."""
     base = cache_dir() / "tmp"
-    base.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f"{kind}-{owner_tag()}-", dir=base))
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f"{kind}-{owner_tag()}-", dir=base))
+    except OSError as err:
+        if err.errno not in UNWRITABLE:
+            raise
+    return Path(tempfile.mkdtemp(prefix=f"gupnm-{kind}-{owner_tag()}-"))
 
 
 @contextlib.contextmanager
 def locked(path: Path):
-    """Hold an exclusive lock on @path: two runs never share a cache entry."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as fh:
+    """Hold an exclusive lock on @path: two runs never share a cache entry.
+    In a cache this run cannot write (read-only, another user's) the lock
+    file is opened for reading, or, when it cannot be made, none is taken:
+    such a run only reads entries, which are renamed into place whole."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(path, "w")
+    except OSError as err:
+        if err.errno not in UNWRITABLE:
+            raise
+        try:
+            fh = open(path)
+        except OSError:
+            yield
+            return
+    with fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -275,6 +300,8 @@ TOOLS = {
 }
 # Packages without a command to look for: static libc for the test.
 PACKAGES = ["libc6-dev"]
+# What only the boot needs: installed while the run builds (ensure_tools).
+BOOT_PACKAGES = ("qemu-system-x86", "qemu-system-arm")
 # Extra tools for building a kernel from source.
 SOURCE_TOOLS = {
     "bc": "bc", "flex": "flex", "bison": "bison", "ccache": "ccache",
@@ -308,18 +335,44 @@ def missing_tools(*, source_build: bool = False, extra: dict | None = None,
     return _missing_packages(tools, packages)
 
 
+class Later(threading.Thread):
+    """An install that goes on while the run prepares: wait() joins it and
+    raises its error."""
+
+    def __init__(self, cmd: list[str], env: dict) -> None:
+        super().__init__(daemon=True, name="apt-install-later")
+        self.cmd, self.env, self.error = cmd, env, None
+
+    def run(self) -> None:
+        try:
+            run(self.cmd, env=self.env, what="apt-get install")
+        except RunnerError as err:
+            self.error = err
+
+    def wait(self) -> None:
+        self.join()
+        if self.error is not None:
+            raise self.error
+
+
 def ensure_tools(*, source_build: bool = False, extra: dict | None = None,
-                 extra_packages: Sequence[str] = ()) -> None:
-    """Install the Debian packages of missing tools (as root), else explain."""
+                 extra_packages: Sequence[str] = (),
+                 later: Sequence[str] = ()) -> Later | None:
+    """Install the Debian packages of missing tools (as root), else explain.
+    The packages of @later (what only the boot needs: QEMU) are downloaded
+    with the rest but installed in a thread, returned, while the caller
+    builds: a fresh machine's first run. None when nothing is left to
+    install."""
     global _apt_updated
     missing = missing_tools(source_build=source_build, extra=extra,
                             extra_packages=extra_packages)
     if not missing:
-        return
+        return None
     # No fsync per unpacked file (as debootstrap and mmdebstrap do): the
     # install is most of a fresh machine's first run.
-    cmd = ["apt-get", "install", "-y", "--no-install-recommends",
-           "-o", "Dpkg::Options::=--force-unsafe-io", *missing]
+    install = ["apt-get", "install", "-y", "--no-install-recommends",
+               "-o", "Dpkg::Options::=--force-unsafe-io"]
+    cmd = [*install, *missing]
     if os.geteuid() != 0:
         raise RunnerError("missing tools; as root run:\n  apt-get update && "
                           "apt-get install -y --no-install-recommends "
@@ -336,5 +389,14 @@ def ensure_tools(*, source_build: bool = False, extra: dict | None = None,
         run(["apt-get", "update", "-q"], env=env, what="apt-get update")
         _apt_updated = True
         run(fetch, env=env, what="apt-get install --download-only")
-    progress(f"downloaded the packages in {time.monotonic() - t0:.1f}s; installing")
-    run(cmd, env=env, what="apt-get install")
+    now = [pkg for pkg in missing if pkg not in later]
+    deferred = [pkg for pkg in missing if pkg in later]
+    progress(f"downloaded the packages in {time.monotonic() - t0:.1f}s; installing"
+             + (f" ({', '.join(deferred)} while the run prepares)" if deferred else ""))
+    if now:
+        run([*install, *now], env=env, what="apt-get install")
+    if not deferred:
+        return None
+    thread = Later([*install, *deferred], env)
+    thread.start()
+    return thread

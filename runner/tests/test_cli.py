@@ -427,20 +427,42 @@ class RunCommandTest(unittest.TestCase):
         thread = mock.Mock(join=lambda: order.append('join'))
         args = argparse.Namespace(config='default', accel='tcg', vcpus=2, memory=1024,
                                   append='', timeout=300, test_args='', retries=2)
-        for missing, want in ((['qemu-system-x86'], ['fetch', 'tools', 'join', 'prepare']),
-                              ([], ['prepare'])):
+        later = mock.Mock(wait=lambda: order.append('qemu installed'))
+        for missing, want in ((['qemu-system-x86'], ['fetch', 'tools', 'join', 'prepare',
+                                                     'qemu installed', 'boot']),
+                              ([], ['prepare', 'boot'])):
             order.clear()
+
+            def tools(**kw):
+                self.assertEqual(kw['later'], ('qemu-system-x86', 'qemu-system-arm'))
+                order.append('tools')
+                return later
             with mock.patch.object(cli, 'missing_tools', return_value=missing), \
                     mock.patch.object(cli.kernels, 'start_fetch',
                                       side_effect=lambda s, a: order.append('fetch') or thread), \
-                    mock.patch.object(cli, 'ensure_tools',
-                                      side_effect=lambda **kw: order.append('tools')), \
+                    mock.patch.object(cli, 'ensure_tools', side_effect=tools), \
                     mock.patch.object(cli, 'run_meta', return_value={}), \
                     mock.patch.object(cli.kernels, 'prepare', side_effect=lambda *a, **kw:
                                       order.append('prepare') or mock.Mock(config=None)), \
-                    mock.patch.object(cli.vmrun, 'run', return_value='outcome'):
+                    mock.patch.object(cli.vmrun, 'run',
+                                      side_effect=lambda *a, **kw: order.append('boot')):
                 cli.run_one('debian:bookworm-security', args, Path('/o'))
             self.assertEqual(order, want)
+
+    def test_a_failed_build_waits_for_the_qemu_install_before_it_exits(self):
+        """dpkg is never left half done: the error comes after the install."""
+        order = []
+        later = mock.Mock(join=lambda: order.append('install joined'))
+        args = argparse.Namespace(config='default', accel='tcg', vcpus=2, memory=1024,
+                                  append='', timeout=300, test_args='', retries=2)
+        with mock.patch.object(cli, 'missing_tools', return_value=['qemu-system-x86']), \
+                mock.patch.object(cli.kernels, 'start_fetch', return_value=None), \
+                mock.patch.object(cli, 'ensure_tools', return_value=later), \
+                mock.patch.object(cli.kernels, 'prepare',
+                                  side_effect=RunnerError('the module build failed')):
+            with self.assertRaises(RunnerError):
+                cli.run_one('debian:bookworm-security', args, Path('/o'))
+        self.assertEqual(order, ['install joined'])
 
     def test_debug_config_needs_a_source_kernel(self):
         with mock.patch.object(cli, 'run_one', side_effect=AssertionError('must not run')):
@@ -506,7 +528,7 @@ class RunCommandTest(unittest.TestCase):
             self.assertEqual(cli.run_one('source:debian-6.12:nofix', args, Path('/o')),
                              'outcome')
         mt.assert_called_once_with(source_build=True)
-        et.assert_called_once_with(source_build=True)
+        et.assert_called_once_with(source_build=True, later=cli.BOOT_PACKAGES)
         kp.assert_called_once_with('source:debian-6.12:nofix', variant='default')
         # The prepared kernel is left as it was: vmrun decides how to run.
         self.assertEqual(prep.run_vmtests, Path('/t/run_vmtests.sh'))
@@ -731,3 +753,50 @@ class EarlyErrorTest(unittest.TestCase):
         long = cli.shown('y' * 500)
         self.assertIn('(500 characters)', long)
         self.assertLess(len(long), 130)
+
+
+class CommandServerTest(unittest.TestCase):
+    """run --command gup_test: who serves /sys/kernel/debug/gup_test (issue 33)."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def run_one(self, config_text, module_in_tree=False, spec='source:debian-6.12'):
+        from gupnm.prepare.kernels import Prepared
+        config = self.tmp / '.config'
+        config.write_text('CONFIG_MODULES=y\nCONFIG_DEBUG_FS=y\nCONFIG_HUGETLBFS=y\n'
+                          + config_text)
+        ko = self.tmp / 'gup_test.ko'
+        prep = Prepared(spec, '6.12.118', self.tmp / 'vmlinuz', ko, self.tmp / 't', None,
+                        config=config, module_in_tree=module_in_tree)
+        args = cli._build_parser().parse_args(
+            ['run', '--kernel', spec, '--memory', '1536',
+             '--command', 'gup_test -HL -m 512 -n 512 -r 5'])
+        with mock.patch.object(cli, 'missing_tools', return_value=[]), \
+                mock.patch.object(cli.kernels, 'prepare', return_value=prep) as prepared, \
+                mock.patch.object(cli, '_selftests_mm', return_value=self.tmp), \
+                mock.patch.object(cli.command, 'binary', return_value=self.tmp / 'gup_test'), \
+                mock.patch.object(cli.vmrun, 'run', return_value='ran') as ran:
+            self.assertEqual(cli.run_one(spec, args, self.tmp / 'out'), 'ran')
+        self.assertEqual(prepared.call_args.kwargs['variant'], 'selftests')
+        return ran.call_args.args[1], ko
+
+    def test_the_runners_module_when_the_selftests_config_leaves_it_off(self):
+        opts, ko = self.run_one('# CONFIG_GUP_TEST is not set\n')
+        self.assertEqual((opts.gup_test['kind'], opts.gup_test_module), ("runner's module", ko))
+        self.assertTrue(opts.gup_test_required)
+        self.assertIn('hugepages=256', opts.append)
+
+    def test_the_kernels_module(self):
+        opts, ko = self.run_one('CONFIG_GUP_TEST=m\n', module_in_tree=True)
+        self.assertEqual((opts.gup_test['kind'], opts.gup_test_module), ('in-tree module', ko))
+
+    def test_built_in_loads_nothing(self):
+        opts, _ = self.run_one('CONFIG_GUP_TEST=y\n')
+        self.assertEqual((opts.gup_test['kind'], opts.gup_test_module), ('built in', None))
+
+    def test_neither_is_exit_2_before_a_boot(self):
+        with self.assertRaisesRegex(UsageError, "not the kernel's own gup_test.*"
+                                    "not the runner's module"):
+            self.run_one('# CONFIG_GUP_TEST is not set\n# CONFIG_DEBUG_FS is not set\n')

@@ -33,7 +33,10 @@ class NeedsTest(unittest.TestCase):
 
     def test_gup_test_hugetlb(self):
         n = command.needs(command.parse("gup_test -HL -m 255 -n 512"))
-        self.assertEqual([o for o, _ in n.config], ["CONFIG_GUP_TEST", "CONFIG_HUGETLBFS"])
+        # CONFIG_GUP_TEST is not an option it needs: gup_test_server says who
+        # serves it (the kernel's own, else the runner's module).
+        self.assertEqual([o for o, _ in n.config], ["CONFIG_HUGETLBFS"])
+        self.assertTrue(n.gup_test)
         self.assertEqual(n.append, ["hugepages=128"])      # 255 MiB in 2 MiB pages
         self.assertEqual(n.memory_mb, command.BASE_MEMORY_MB + 255)
 
@@ -46,6 +49,7 @@ class NeedsTest(unittest.TestCase):
     def test_ksm(self):
         n = command.needs(command.parse("ksm_tests -D -s 256"))
         self.assertEqual([o for o, _ in n.config], ["CONFIG_KSM"])
+        self.assertFalse(n.gup_test)
         self.assertEqual(n.memory_mb, command.BASE_MEMORY_MB + 256)
 
     def test_bad_size(self):
@@ -66,10 +70,17 @@ class KernelTest(unittest.TestCase):
         self.tmp.cleanup()
 
     def test_missing_option_named(self):
-        self.config.write_text("CONFIG_HUGETLBFS=y\n# CONFIG_GUP_TEST is not set\n")
+        self.config.write_text("# CONFIG_HUGETLBFS is not set\n# CONFIG_GUP_TEST is not set\n")
         n = command.needs(command.parse("gup_test -H -m 64"))
-        with self.assertRaisesRegex(UsageError, "CONFIG_GUP_TEST.*source:debian-6.12"):
+        with self.assertRaisesRegex(UsageError, "CONFIG_HUGETLBFS.*source:debian-6.12"):
             command.check_kernel(n, self.config, "6.12.117+deb12-amd64", "debian:6.12")
+
+    def test_gup_test_unset_is_not_a_missing_option(self):
+        # Issue 33: the 6.12 selftests variant leaves CONFIG_GUP_TEST off
+        # (the runner's module serves it); that is no reason to refuse.
+        self.config.write_text("CONFIG_HUGETLBFS=y\n# CONFIG_GUP_TEST is not set\n")
+        n = command.needs(command.parse("gup_test -HL -m 512 -n 512 -r 5"))
+        command.check_kernel(n, self.config, "6.12.118", "source:debian-6.12")
 
     def test_present(self):
         self.config.write_text("CONFIG_GUP_TEST=y\nCONFIG_HUGETLBFS=y\n")
@@ -95,6 +106,70 @@ class KernelTest(unittest.TestCase):
         self.assertEqual(command.binary(mm, command.parse("gup_test")), prog)
         with self.assertRaisesRegex(UsageError, "built: gup_test"):
             command.binary(mm, command.parse("ksm_tests"))
+
+
+class ServerTest(unittest.TestCase):
+    """gup_test_server: built in, else the kernel's module, else the runner's."""
+    BASE = "CONFIG_MODULES=y\nCONFIG_DEBUG_FS=y\n"
+    KO = Path("/cache/modules/x/gup_test.ko")
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.config = Path(self.tmp.name) / ".config"
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def server(self, text, module=KO, in_tree=False, **kw):
+        self.config.write_text(self.BASE + text)
+        return command.gup_test_server(self.config, module, in_tree, "6.12.118",
+                                       "source:debian-6.12", **kw)
+
+    def test_built_in_loads_nothing(self):
+        s = self.server("CONFIG_GUP_TEST=y\n")
+        self.assertEqual((s.kind, s.module), (command.BUILTIN, None))
+        self.assertIn("CONFIG_GUP_TEST=y", s.why)
+
+    def test_in_tree_module(self):
+        s = self.server("CONFIG_GUP_TEST=m\n", in_tree=True)
+        self.assertEqual((s.kind, s.module), (command.IN_TREE, self.KO))
+
+    def test_runners_module_when_the_option_is_off(self):
+        # source:debian-6.12 --config selftests, and every Debian kernel.
+        s = self.server("# CONFIG_GUP_TEST is not set\n")
+        self.assertEqual((s.kind, s.module), (command.RUNNERS, self.KO))
+        self.assertIn("CONFIG_GUP_TEST is not set", s.why)
+
+    def test_runners_module_when_the_kernels_is_not_at_hand(self):
+        s = self.server("CONFIG_GUP_TEST=m\n", in_tree=False)
+        self.assertEqual(s.kind, command.RUNNERS)
+        self.assertIn("not at hand", s.why)
+
+    def test_runners_module_without_a_config(self):
+        # image:KERNEL:MODULE_TREE: no headers, no .config.
+        s = command.gup_test_server(None, self.KO, False, "6.12.118", "image:a:b")
+        self.assertEqual((s.kind, s.module), (command.RUNNERS, self.KO))
+        self.assertIn(".config is not available", s.why)
+
+    def test_neither_names_both(self):
+        self.config.write_text("# CONFIG_GUP_TEST is not set\n# CONFIG_DEBUG_FS is not set\n"
+                               "CONFIG_MODULES=y\n")
+        with self.assertRaises(UsageError) as cm:
+            command.gup_test_server(self.config, self.KO, False, "6.12.118",
+                                    "source:debian-6.12")
+        said = str(cm.exception)
+        self.assertIn("kernel's own gup_test (CONFIG_GUP_TEST is not set", said)
+        self.assertIn("runner's module (it needs CONFIG_DEBUG_FS", said)
+
+    def test_neither_without_a_module(self):
+        with self.assertRaisesRegex(UsageError, "none was built for it"):
+            self.server("# CONFIG_GUP_TEST is not set\n", module=None)
+
+    def test_not_required_is_none(self):
+        self.config.write_text("# CONFIG_GUP_TEST is not set\n")     # no MODULES
+        self.assertIsNone(command.gup_test_server(
+            self.config, self.KO, False, "6.1", "debian:6.1", "ksm_tests",
+            required=False))
 
 
 if __name__ == "__main__":

@@ -64,6 +64,33 @@ class EnsureToolsTest(unittest.TestCase):
             ['apt-get', 'install', '-y', '--no-install-recommends']])
         self.assertEqual(calls[-1][-2:], ['dwarves', 'libc6-dev'])
 
+    def test_qemu_installs_later_in_a_thread_and_its_error_comes_at_wait(self):
+        which, query = self.missing(tools=('pahole', 'qemu-system-x86_64'))
+        calls = []
+
+        def fake_run(cmd, **kw):
+            calls.append(cmd)
+            if 'qemu-system-x86' in cmd and '--download-only' not in cmd:
+                raise RunnerError('apt-get install failed')
+            return ''
+        with which, query, mock.patch.object(host.os, 'geteuid', return_value=0), \
+                mock.patch.object(host, 'run', side_effect=fake_run):
+            later = host.ensure_tools(later=host.BOOT_PACKAGES)
+            self.assertIsNotNone(later)
+            later.join()
+        self.assertEqual(calls[0][-2:], ['dwarves', 'qemu-system-x86'])   # one download
+        self.assertEqual(calls[1][-1], 'dwarves')                        # installed now
+        self.assertNotIn('qemu-system-x86', calls[1])
+        self.assertEqual(calls[2][-1], 'qemu-system-x86')                # in the thread
+        with self.assertRaisesRegex(RunnerError, 'apt-get install failed'):
+            later.wait()
+
+    def test_nothing_deferred_returns_no_thread(self):
+        which, query = self.missing(tools=('pahole',))
+        with which, query, mock.patch.object(host.os, 'geteuid', return_value=0), \
+                mock.patch.object(host, 'run', return_value=''):
+            self.assertIsNone(host.ensure_tools(later=host.BOOT_PACKAGES))
+
     def test_not_root_says_what_to_run(self):
         which, query = self.missing(tools=('pahole',))
         with which, query, mock.patch.object(host.os, 'geteuid', return_value=1000):
@@ -171,3 +198,51 @@ class ChildrenTest(unittest.TestCase):
         self.assertTrue(host.owner_alive(tag))
         self.assertFalse(host.owner_alive('999999999.1'))
         self.assertFalse(host.owner_alive(tag.split('.')[0] + '.1'))   # pid reused
+
+
+class UnwritableCacheTest(unittest.TestCase):
+    """A cache this run cannot write: locks read-only or none, the run's
+    work folder in the system's temporary folder."""
+
+    def setUp(self):
+        import shutil
+        self.tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def _denied(self, real_open=open):
+        import errno
+
+        def fake(path, mode="r", *a, **kw):
+            if "w" in mode:
+                raise PermissionError(errno.EACCES, "Permission denied", str(path))
+            return real_open(path, mode, *a, **kw)
+        return mock.patch("builtins.open", side_effect=fake)
+
+    def test_lock_opened_for_reading(self):
+        lock = self.tmp / "locks" / "x.lock"
+        lock.parent.mkdir()
+        lock.write_text("")
+        with self._denied():
+            with host.locked(lock):
+                pass
+
+    def test_no_lock_file_no_lock(self):
+        with self._denied():
+            with host.locked(self.tmp / "x.lock"):
+                pass
+        self.assertFalse((self.tmp / "x.lock").exists())
+
+    def test_other_errors_stay(self):
+        with self.assertRaises(OSError):
+            with host.locked(Path("/proc/no/such/x.lock")):
+                pass
+
+    def test_private_tmp_falls_back(self):
+        import errno
+        import shutil
+        with mock.patch.object(host, "cache_dir", return_value=self.tmp), \
+                mock.patch.object(Path, "mkdir", side_effect=OSError(errno.EROFS, "ro")):
+            work = host.private_tmp("run")
+        self.addCleanup(shutil.rmtree, work, True)
+        self.assertEqual(work.parent, Path(tempfile.gettempdir()))
+        self.assertRegex(work.name, r"^gupnm-run-\d+\.\d+-")

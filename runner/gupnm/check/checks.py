@@ -22,7 +22,8 @@ from pathlib import Path
 
 from ..host import REPO, RunnerError, cache_dir, ensure_tools, progress
 from ..prepare import chroot, debian, modsource, source
-from . import arm64_checks, contract, kselftest_checks, matrix, numa, probe_checks, sending
+from . import (arm64_checks, contract, docs_short, kselftest_checks, matrix, numa,
+               probe_checks, sending)
 from .tally import Tally
 
 
@@ -486,3 +487,6 @@ def _vm_checks(t: Tally, args: argparse.Namespace) -> None:
     contract.run_all(t, fresh=not args.no_fresh)
     progress("kselftest paths and LAVA jobs")
     kselftest_checks.vm_checks(t)
+    progress("the documents' commands that boot a kernel, short forms on make "
+             "check's kernels (make check-docs-short: all of them)")
+    docs_short.check(t)

@@ -10,6 +10,8 @@
   two clones with different sources (a clone whose driver fails to load
   says 3, while this one says 1): caches keyed by content;
 - corruption, full disks and kills: contract_robust.py;
+- a pipeline's bad day (no network, a disk filling mid-run, too little
+  memory, a read-only cache, cold runs at once, interrupts): contract_faults.py;
 - image: with Debian's packages unpacked into one folder: own_image.py;
 - every summary produced validates against runner/summary.schema.json;
 - a fresh Debian 12 root (mmdebstrap: git, make, python3, nothing else)
@@ -456,11 +458,12 @@ def _mounted_under(root: Path) -> list[str]:
 
 
 def run_all(t, *, fresh: bool = True) -> None:
-    from . import contract_robust, own_image
+    from . import contract_faults, contract_robust, own_image
     tmp = Path(tempfile.mkdtemp(prefix="contract-", dir=cache_dir()))
     try:
         check_exit_codes(t, tmp)
         contract_robust.run_all(t, tmp)
+        contract_faults.run_all(t)
         own_image.check(t, tmp)
         check_parallel(t, tmp)
         if fresh:

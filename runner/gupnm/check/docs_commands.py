@@ -47,7 +47,8 @@ PLACEHOLDER = re.compile(r"\b(SPEC|JOB|VMLINUZ|KERNEL:DIR|FILE|DIR|N)\b(?!=)|\[-
 GUEST_WORDS = {"mount", "mountpoint", "insmod", "./gup_null_mapping", "rmmod"}
 # make targets that take more than a few minutes, run by DOCS=all only.
 LONG_TARGETS = {"check", "check-arm64", "survey", "bench-fix", "bench-debian",
-                "bench-64k", "bench-knobs", "check-full", "check-debug"}
+                "bench-64k", "bench-knobs", "check-full", "check-debug",
+                "repro-longterm", "repro-gup-fast", "repro-ksm", "check-docs-short"}
 # A reader's own values, filled in for the run (said in the report).
 PLACEHOLDERS = {
     "/lib/modules/$(uname -r)/build":

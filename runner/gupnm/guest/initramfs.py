@@ -23,7 +23,7 @@ PROGRAMS = ("gup_null_mapping", "gup_fast_bench", "gupnm_stress")
 @dataclass
 class Payload:
     release: str                 # uname -r of the kernel to boot
-    module: Path                 # gup_test.ko
+    module: Path | None          # gup_test.ko; None: none loaded (built in)
     files: dict[str, Path]       # name in TESTDIR -> host file
     command: str                 # run in TESTDIR, e.g. "./gup_null_mapping -p 512"
     need_bash: bool = False      # run_vmtests.sh needs bash
@@ -95,7 +95,8 @@ def build(payload: Payload, workdir: Path) -> Path:
 
     moddir = root / "lib" / "modules" / payload.release
     (moddir / "extra").mkdir(parents=True, exist_ok=True)
-    shutil.copy2(payload.module, moddir / "extra" / "gup_test.ko")
+    if payload.module is not None:
+        shutil.copy2(payload.module, moddir / "extra" / "gup_test.ko")
     run(["depmod", "-b", root, payload.release], what="depmod")
 
     for name, src in payload.files.items():
@@ -106,6 +107,9 @@ def build(payload: Payload, workdir: Path) -> Path:
             copy_libs(src, root)
 
     env = {"GUPNM_TESTDIR": TESTDIR, "GUPNM_CMD": payload.command,
+           # Empty: the guest loads no module (the kernel's gup_test is
+           # built in, or the --command program runs without it).
+           "GUPNM_MODULE": "gup_test" if payload.module is not None else "",
            # The kernel keeps 15 characters of a command name; page_owner
            # counts the pages of the test's and the stress program's.
            "GUPNM_COMM": " ".join(c[:15] for c in PROGRAMS),

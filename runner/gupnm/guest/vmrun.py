@@ -50,6 +50,12 @@ class VmOptions:
     # --command: (guest command line, host binary) of a selftests/mm
     # program run instead of the test; None: the test.
     program: tuple[str, Path] | None = None
+    # Who serves /sys/kernel/debug/gup_test for the program
+    # (command.gup_test_server, as_dict()): the module the guest loads, or
+    # none (built in, or nothing serves it); whether the program needs it.
+    gup_test: dict | None = None
+    gup_test_module: Path | None = None
+    gup_test_required: bool = False
     # The gup_test cross-check run after the test.
     xcheck: "CrossCheck | None" = None
 
@@ -220,6 +226,8 @@ def _run(prep: Prepared, opts: VmOptions, outdir: Path, work: Path,
     summary["accel_reason"] = accel_reason
     summary["spec"] = prep.spec
     summary["command"] = guest.command
+    if opts.program:
+        summary["gup_test"] = opts.gup_test
     summary["boot_attempts"] = len(boot.attempts)
     summary["problems"] = judged.problems
     _add_guest_facts(summary, opts, outdir, guest, seen, notes, unwritten)
@@ -277,7 +285,10 @@ def _payload(prep: Prepared, opts: VmOptions) -> _Guest:
         extra_env["GUPNM_XCHECK_CMD"] = opts.xcheck.command
         extra_env["GUPNM_XCHECK_TEST"] = opts.xcheck.test_command
         extra_env["GUPNM_XCHECK_ROUNDS"] = str(opts.xcheck.rounds)
-    payload = initramfs.Payload(prep.release, prep.module, files, command,
+    # A --command program gets the module command.gup_test_server chose
+    # (none for a built-in gup_test); the test always the runner's.
+    module = opts.gup_test_module if opts.program else prep.module
+    payload = initramfs.Payload(prep.release, module, files, command,
                                 need_bash=bool(vmtests),
                                 kmemleak=opts.kmemleak, extra_env=extra_env,
                                 dynamic=dynamic)
@@ -332,7 +343,7 @@ def _boot(prep: Prepared, opts: VmOptions, outdir: Path, cpio: Path, accel: str,
         con = res.console.read_text(errors="replace")
         attempts.append(res.seconds)
         if not res.timed_out and console.early_boot_death(con, START_MARKER) \
-                and attempt < opts.retries:
+                and not console.out_of_memory(con) and attempt < opts.retries:
             _save(outdir, f"console.attempt{attempt + 1}.log", con, unwritten)
             progress("the guest died before the test started (a known TCG "
                      "early-boot artefact); retrying")
@@ -419,7 +430,9 @@ def _judge(prep: Prepared, opts: VmOptions, outdir: Path, boot: _Boot,
     elif boot.interrupted is not None and st.exit_code is None:
         pass
     elif not st.booted:
-        problems.append(_never_booted(outdir))
+        problems.append(_never_booted(outdir, con, opts.memory_mb))
+    elif st.exit_code is None and _results_full(outdir):
+        problems.append(_logs_cut(outdir))
     elif st.exit_code is None:
         problems.append("the guest died before the test finished"
                         if reached_test else
@@ -465,10 +478,26 @@ def _exit_code(prep: Prepared, opts: VmOptions, boot: _Boot, seen: _Seen,
                                        own_test=not opts.program)
     if summary["outcome"] == "pass" and missing and not problems:
         problems.append(results.not_a_pass(missing))
+    _out_of_memory(opts, seen, problems, summary)
     return results.exit_code(
         summary["outcome"], problems=problems, splat=bool(seen.splats),
         reached_test=judged.reached_test, exit_status=st.exit_code,
         has_results=bool(seen.parsed.results))
+
+
+def _out_of_memory(opts: VmOptions, seen: _Seen, problems: list[str],
+                   summary: dict) -> None:
+    """A guest that ran out of memory: the first problem of a run that did
+    not fail (never a pass or a skip), a note beside a failure's verdict."""
+    oom = (console.out_of_memory(seen.console)
+           or console.out_of_memory(seen.status.dmesg))
+    problem = results.memory_problem(oom, summary["outcome"], seen.status.exit_code,
+                                     opts.memory_mb)
+    if problem:
+        problems.insert(0, problem)
+    elif oom:
+        summary.setdefault("notes", []).append(
+            f"the guest ran out of memory ({opts.memory_mb} MiB): {oom}")
 
 
 def _add_guest_facts(summary: dict, opts: VmOptions, outdir: Path, guest: _Guest,
@@ -534,17 +563,39 @@ def _cached_image_refused(prep: Prepared, qemu_msg: str) -> bool:
     return prep.source.get("kind") != "image" and "kernel" in qemu_msg.lower()
 
 
-def _never_booted(outdir: Path) -> str:
-    """Why the guest's logs show no boot: a full results disk takes no log."""
+# Less memory than this, and a guest that printed nothing ran out of it
+# before its console started (Debian's 6.12 with the test's initramfs: 48 MiB).
+SMALL_MEMORY_MB = 128
+
+
+def _never_booted(outdir: Path, con: str = "", memory_mb: int = 0) -> str:
+    """Why the guest's logs show no boot: a full results disk takes no log;
+    a guest given too little memory prints nothing."""
+    if _results_full(outdir):
+        return _logs_cut(outdir)
+    if not con.strip() and 0 < memory_mb < SMALL_MEMORY_MB:
+        return (f"the guest printed nothing with {memory_mb} MiB of memory "
+                "(--memory): too little for the kernel and its initramfs, the "
+                "guest ran out of memory before its console; give it more "
+                "(--memory 512 or more)")
+    return "the guest never reached user space"
+
+
+def _results_full(outdir: Path) -> bool:
+    """The filesystem of @outdir has no block or no inode left."""
     try:
         st = os.statvfs(outdir)
-        full = st.f_bavail == 0 or (st.f_files and st.f_favail == 0)
     except OSError:
-        full = False
-    if full:
-        return (f"the guest's logs are not there: the filesystem of {outdir} is "
-                "full; free space there or pass --results elsewhere")
-    return "the guest never reached user space"
+        return False
+    return st.f_bavail == 0 or bool(st.f_files and st.f_favail == 0)
+
+
+def _logs_cut(outdir: Path) -> str:
+    """The problem of a run whose logs a full results filesystem cut: the
+    guest's word is lost with them, so the run cannot be judged."""
+    return (f"the guest's logs are cut: the filesystem of {outdir} is full "
+            "(it filled while the guest ran), so the run cannot be judged; free "
+            "space there or pass --results on another filesystem, then run again")
 
 
 def _save(outdir: Path, name: str, text: str, unwritten: list[str]) -> None:
@@ -566,9 +617,14 @@ def _unwritten(outdir: Path, unwritten: list[str]) -> str:
 def _module_problem(failure: "modload.LoadFailure | None", opts: VmOptions,
                     problems: list[str], notes: list[str]) -> None:
     """A test module of the runner's that did not load is a problem (exit
-    3), not the test's skip; blacklisted on purpose, a note. A --command
-    program does not use the module."""
-    if failure is None or opts.program:
+    3), not the test's skip; blacklisted on purpose, a note. For a
+    --command program, the module serving gup_test likewise when the
+    program needs it (gup_test), else a note (cow, ksm_tests run without)."""
+    if failure is None:
+        return
+    if opts.program and not opts.gup_test_required:
+        notes.append(f"{failure.module} did not load ({failure.reason}); "
+                     f"{Path(opts.program[0].split()[0]).name} runs without it")
         return
     if failure.blacklisted:
         notes.append(f"{failure.module} is blacklisted on the kernel command "

@@ -171,3 +171,26 @@ def early_boot_death(text: str, start_marker: str = DEFAULT_START_MARKER) -> boo
     limit = marker_line(text, start_marker)
     return any(s.kind in FATAL_KINDS and (limit is None or s.line_no < limit)
                for s in find_splats(text))
+
+
+# The kernel's own words when the guest runs out of memory: the OOM killer
+# (a process killed, or none left to kill), an initramfs that did not fit.
+_OOM_RE = re.compile(r'(?:^Out of memory(?::| and no killable processes)'
+                     r'|^\S+ invoked oom-killer'
+                     r'|^Initramfs unpacking failed'
+                     r'|System is deadlocked on memory)')
+
+
+def out_of_memory(text: str) -> Optional[str]:
+    """The line in which the guest's kernel says it ran out of memory (the
+    first "Out of memory" line, else the first other sign), timestamps
+    stripped; None when it never says so."""
+    found = []
+    for raw in text.splitlines():
+        msg = _message(raw)[1].strip()
+        if _OOM_RE.search(msg):
+            if msg.startswith('Out of memory'):
+                return msg
+            found.append(msg)
+    return found[0] if found else None
+

@@ -20,6 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ..host import REPO, RunnerError, owner_tag, progress, run
 
@@ -52,25 +53,52 @@ def conf() -> str:
     every suite's, or one suite's within only_suite()."""
     suite = _SUITE.get()
     if suite not in _CONF:
-        _CONF[suite] = _fresh_conf(suite=suite) or _update(suite)
+        _CONF[suite] = _fresh_conf(suite=suite) or _kept_conf(suite) or _update(suite)
     return _CONF[suite]
 
 
+def _kept_conf(suite: str | None) -> str | None:
+    """The configuration and lists of an earlier update, in a cache this run
+    cannot write (read-only, another user's), where debian-apt.sh cannot
+    refresh them: used as they are, and said. None otherwise."""
+    base = state_dir(suite)
+    path, stamp = base / "apt.conf", base / "lists" / ".gupnm-updated"
+    if os.access(base, os.W_OK) or not (path.is_file() and stamp.is_file()):
+        return None
+    progress(f"{base} cannot be written (read-only, or another user's): its "
+             "package lists of " + _when(stamp) + " are used")
+    return str(path)
+
+
+def _when(stamp: Path) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp.stat().st_mtime))
+
+
 def _update(suite: str | None) -> str:
-    """debian-apt.sh: the lists fetched when stale. Lists once fetched
-    serve when fetching them again fails (no network): a run that has its
-    kernel in the cache goes on, and says so."""
+    """debian-apt.sh: the lists fetched when stale, its failure one line (the
+    script's error: Debian's archive cannot be reached, ...). Lists once
+    fetched serve when fetching them again fails (no network): a run that
+    has its kernel in the cache goes on, and says so."""
     args = [SCRIPT, *(("--suite", suite) if suite else ())]
     try:
-        return run(args, what="runner/debian-apt.sh (the runner's Debian package "
+        path = run(args, what="runner/debian-apt.sh (the runner's Debian package "
                    "lists)").strip().splitlines()[-1]
     except RunnerError as err:
         old = _fresh_conf(suite=suite, max_age=float("inf"))
+        said = [line.split("error: ", 1)[1] for line in str(err).splitlines()
+                if line.startswith("debian-apt: error: ")]
         if not old:
-            raise
+            raise (RunnerError(said[-1]) if said else err) from None
         progress(f"the runner's apt lists could not be fetched again ("
-                 f"{str(err).splitlines()[-1]}): using the ones fetched before")
+                 f"{(said or str(err).splitlines())[-1]}): using the ones fetched before")
         return old
+    stamp = Path(path).parent / "lists" / ".gupnm-updated"
+    with contextlib.suppress(OSError, ValueError):
+        max_age = float(os.environ.get("GUPNM_APT_MAX_AGE", "360")) * 60
+        if max_age and time.time() - stamp.stat().st_mtime >= max_age:
+            progress("Debian's archive could not be reached: the runner's "
+                     f"package lists of {_when(stamp)} are used")
+    return path
 
 
 def state_dir(suite: str | None = None) -> Path:
@@ -210,7 +238,8 @@ def _remember(key: str, record: dict[str, str]) -> None:
         tmp.write_text(json.dumps({"stamp": stamp, "records": records}))
         os.replace(tmp, path)
     except OSError:
-        tmp.unlink(missing_ok=True)     # only a cache: the next run asks apt
+        with contextlib.suppress(OSError):   # only a cache; a read-only one too
+            tmp.unlink(missing_ok=True)
 
 
 def download(name: str, version: str, dest: Path, arch: str = "amd64") -> Path:
@@ -229,8 +258,8 @@ def download(name: str, version: str, dest: Path, arch: str = "amd64") -> Path:
             else f"{name}:{arch}={version}")
     # Into a scratch directory first: a concurrent run never sees half a file.
     with tempfile.TemporaryDirectory(dir=dest, prefix=f".dl-{owner_tag()}-") as tmp:
-        run(["apt-get", "download", "-q", spec],
-            cwd=Path(tmp), env=env(), what=f"apt-get download {name}={version}")
+        fetch(["apt-get", "download", "-q", spec], cwd=Path(tmp), env=env(),
+              what=f"apt-get download {name}={version}")
         for deb in Path(tmp).glob("*.deb"):
             os.replace(deb, dest / deb.name)
     found = present()
@@ -238,6 +267,46 @@ def download(name: str, version: str, dest: Path, arch: str = "amd64") -> Path:
         raise RunnerError(f"apt-get download gave no .deb for {name}={version} "
                           f"in {dest}")
     return found[0]
+
+
+# What the host's apt-cache policy answers from: a change to any of these
+# can change a candidate.
+HOST_APT_STATE = ("/var/lib/apt/lists", "/var/lib/dpkg/status", "/etc/apt/sources.list",
+                  "/etc/apt/sources.list.d", "/etc/apt/preferences",
+                  "/etc/apt/preferences.d")
+
+
+def fetch(cmd: list, *, what: str, **kw) -> str:
+    """run(@cmd), an apt-get that downloads: when it fails for the archive
+    (apt's "Failed to fetch URL  REASON"), one line naming the archive and
+    the reason (fetch_failure) instead of apt's output."""
+    try:
+        return run(cmd, what=what, **kw)
+    except RunnerError as err:
+        said = [line.split("error: ", 1)[1] for line in str(err).splitlines()
+                if line.startswith("debian-apt: error: ")]
+        if said:                        # the lists' own script, run inside
+            raise RunnerError(said[-1]) from None
+        raise fetch_failure(what, str(err)) or err from None
+
+
+def fetch_failure(what: str, text: str) -> RunnerError | None:
+    """The error to give for apt output @text that says a download failed
+    ("Failed to fetch URL  REASON"); None when it does not say so."""
+    m = re.search(r"Failed to fetch (\S+)\s+(.*)", text)
+    if not m:
+        return None
+    url, why = m.group(1), m.group(2).strip()
+    parts = urlsplit(url)
+    archive = f"{parts.scheme}://{parts.netloc}"
+    if re.match(r"\d{3} ", why):           # the archive answered: not there
+        return RunnerError(f"{what}: Debian's archive ({archive}) does not have "
+                           f"{parts.path.rsplit('/', 1)[-1]} ({why}): the package "
+                           "lists are older than the archive; runner/debian-apt.sh "
+                           "--refresh, then run again")
+    return RunnerError(f"{what}: Debian's archive ({archive}) cannot be reached "
+                       f"({why}): check the network (or GUPNM_DEBIAN_MIRROR), "
+                       "then run again")
 
 
 # What the host's apt-cache policy answers from: a change to any of these
@@ -279,5 +348,6 @@ def host_candidate(pkg: str, store: Path) -> str | None:
         tmp.write_text(json.dumps({"stamp": stamp, "version": version}))
         os.replace(tmp, memo)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):   # only a cache; a read-only one too
+            tmp.unlink(missing_ok=True)
     return version

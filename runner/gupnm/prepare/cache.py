@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable, Iterable
@@ -141,6 +142,16 @@ MANIFEST = ".gupnm-manifest.json"
 
 class CacheError(RunnerError):
     """A cache entry failed its check again after being filled afresh."""
+
+
+def scratch(parent: Path, prefix: str) -> Path:
+    """A new private folder in @parent whose name starts with @prefix, to be
+    filled and renamed into an entry: mode 0755, not mkdtemp's 0700, so
+    that a run as another user can read the entry it becomes."""
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    tmp.chmod(0o755)
+    return tmp
 
 
 def sha256(path: Path) -> str:
@@ -257,7 +268,7 @@ def verify_filled(entry: Path, group: str) -> None:
 _TAGGED = re.compile(r"-(?P<tag>\d+\.\d+)-[a-z0-9_]{8}(?:\.tmp)?$")
 # Where temporaries are made: the cache's folders, and one level below the
 # groups whose entries are folders of their own.
-_TMP_HOMES = ("tmp", "modules", "debs", "kselftest")
+_TMP_HOMES = ("tmp", "modules", "debs", "kselftest", "gup_test-source")
 _TMP_NESTED = ("selftest", "stress", "vmlinux")
 
 
@@ -299,4 +310,7 @@ def _remove(entry: Path) -> None:
     if entry.is_dir() and not entry.is_symlink():
         shutil.rmtree(entry, ignore_errors=True)
     else:
-        entry.unlink(missing_ok=True)
+        try:
+            entry.unlink(missing_ok=True)
+        except OSError:
+            pass                # a cache this run cannot write: left as is

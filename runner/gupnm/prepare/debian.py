@@ -125,9 +125,13 @@ def catalogue(arch: str = "amd64") -> list[Offered]:
     out = _catalogue(arch)
     if stamp:
         tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"stamp": stamp, "kernels": [
-            {k: v for k, v in o.__dict__.items()} for o in out]}))
-        os.replace(tmp, cached)
+        try:
+            tmp.write_text(json.dumps({"stamp": stamp, "kernels": [
+                {k: v for k, v in o.__dict__.items()} for o in out]}))
+            os.replace(tmp, cached)
+        except OSError:
+            with contextlib.suppress(OSError):   # only a cache; a read-only one too
+                tmp.unlink(missing_ok=True)
     return out
 
 
@@ -307,7 +311,10 @@ def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
         cache.record(tmp, _checked_files(tmp, offered.release))
         run(["rm", "-rf", root])
         tmp.rename(root)
-        marker.write_text("\n".join(d.name for d in debs) + "\n")
+        # Whole or not at all: the marker says the entry is complete.
+        part = marker.with_name(f"{marker.name}.{os.getpid()}.tmp")
+        part.write_text("\n".join(d.name for d in debs) + "\n")
+        os.replace(part, marker)
         cache.verify_filled(root, "kernels")
     debs = [debs_dir / n for n in marker.read_text().split()]
     rel = offered.release
@@ -328,9 +335,13 @@ def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
 def drop_debs(k: DebianKernel) -> None:
     """Remove @k's .deb files: unpacked, checked (cache.record) and its
     module built, the kernel needs them no more (present_debs() fetches
-    them again for a build root or a copy of the packages)."""
+    them again for a build root or a copy of the packages). A cache this
+    run cannot write (read-only, another user's) keeps them: unlink() fails
+    there even for a file that is gone (EROFS)."""
     for deb in k.debs:
-        deb.unlink(missing_ok=True)
+        if deb.exists():
+            with contextlib.suppress(OSError):
+                deb.unlink()
 
 
 def present_debs(k: DebianKernel, debs: list[Path] | None = None) -> list[Path]:

@@ -21,7 +21,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -46,6 +45,9 @@ class Prepared:
     arch: str = "amd64"                 # the guest's: amd64 or arm64
     config: Path | None = None          # the kernel's .config, when known
     tree: Path | None = None            # a source kernel's patched tree
+    # @module is the kernel's own in-tree gup_test.ko (a source kernel
+    # whose series made GUP_TEST tristate), not the runner's out-of-tree one.
+    module_in_tree: bool = False
 
 
 def parse_spec(spec: str) -> tuple[str, list[str]]:
@@ -111,7 +113,7 @@ def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.parent / f"{out.name}.log"
     log.write_text("")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-{owner_tag()}-", dir=out.parent))
+    tmp = cache.scratch(out.parent, f".{out.name}-{owner_tag()}-")
     src = gup_test_source()
     for name in ("gup_test.c", "gup_test.h"):
         shutil.copy2(src / name, tmp / name)
@@ -205,8 +207,7 @@ def _static_build(group: str, name: str, src: Path, inputs: list[Path],
         out.parent.mkdir(parents=True, exist_ok=True)
         for d in mkdirs:
             d.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".build-{owner_tag()}-",
-                                        dir=out.parent)) / out.name
+        tmp = cache.scratch(out.parent, f".build-{owner_tag()}-") / out.name
         progress(f"building {name} (static)")
         incs = [a for inc in includes for a in ("-I", inc)]
         try:
@@ -319,7 +320,8 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
                          "base_commit": k.base_commit, "patches": k.patches,
                          "selection": sel, "config": variant,
                          "boot_image": str(k.image)},
-                        config=k.build / ".config", tree=k.tree)
+                        config=k.build / ".config", tree=k.tree,
+                        module_in_tree=k.module is not None)
     return _prepare_image(spec, Path(args[0]).resolve(), Path(args[1]).resolve())
 
 
@@ -395,8 +397,9 @@ def _no_root(kdir: Path, cc: str, err: RunnerError) -> UsageError:
                       "for KERNEL as DIR, or test without a module: --method probe")
 
 
-def _image_module(moddir: Path) -> tuple[str, Path, dict]:
-    """(release, gup_test.ko, how it was built) for image:KERNEL:@moddir:
+def _image_module(moddir: Path) -> tuple[str, Path, dict, Path | None]:
+    """(release, gup_test.ko, how it was built, the headers' .config or
+    None) for image:KERNEL:@moddir:
     built against the headers or build tree in @moddir
     (ownimage.find_kdir), on this machine or in a build root of the
     compiler's suite (_image_root), or found in a module tree. A build that
@@ -410,7 +413,8 @@ def _image_module(moddir: Path) -> tuple[str, Path, dict]:
         built = {"compiler": debian.cc_version_text(kdir),
                  "build_root": f"{bound.suite} ({bound.root})" if bound else "host"}
         try:
-            return release, build_module(build, release, bound=bound), built
+            return (release, build_module(build, release, bound=bound), built,
+                    kdir / ".config" if (kdir / ".config").is_file() else None)
         except (UsageError, cache.CacheError):
             raise                       # the cache's own failure stays exit 3
         except RunnerError as err:
@@ -426,18 +430,19 @@ def _image_module(moddir: Path) -> tuple[str, Path, dict]:
                               capture_output=True, text=True).stdout.split()
     if not vermagic:
         raise RunnerError(f"cannot read the vermagic of {found[0]}")
-    return vermagic[0], found[0], {}
+    return vermagic[0], found[0], {}, None
 
 
 def _prepare_image(spec: str, image: Path, moddir: Path) -> Prepared:
     if not image.exists():
         raise UsageError(f"kernel image {image} does not exist")
-    release, module, built = _image_module(moddir)
+    release, module, built, config = _image_module(moddir)
     binary = build_selftest(REPO / SELFTEST)
     boot_image = vmlinux.uncompressed(image) or image
     return Prepared(spec, release, boot_image, module, binary, None,
                     {"kind": "image", "image": str(image), "modules": str(moddir),
-                     "boot_image": str(boot_image), **built})
+                     "boot_image": str(boot_image), **built},
+                    config=config)
 
 
 def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepared:

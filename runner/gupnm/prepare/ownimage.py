@@ -20,10 +20,10 @@ import hashlib
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
 from ..host import RunnerError, UsageError, cache_dir, locked, owner_tag
+from . import cache
 
 _INCLUDE = re.compile(r"^(\s*-?include\s+)(/\S+)(.*)$", re.M)
 _COMPILER = re.compile(r":\s*(?:fatal )?error:")
@@ -124,9 +124,7 @@ def kbuild_dir(kdir: Path) -> Path:
         if (out / "Makefile").is_file():
             return out
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-{owner_tag()}-",
-                                    dir=out.parent))
-        os.chmod(tmp, 0o755)
+        tmp = cache.scratch(out.parent, f".{out.name}-{owner_tag()}-")
         try:
             for entry in kdir.iterdir():
                 if entry.name != "Makefile":

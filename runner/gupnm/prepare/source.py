@@ -16,13 +16,12 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
-from . import kconfig
+from . import cache, kconfig
 
 PATCHES = REPO / "patches"
 SELECTIONS = ("all", "nofix", "wrongfix", "anonslow", "none")
@@ -111,7 +110,7 @@ def current_series(base: Path, name: str) -> Path:
     store.mkdir(parents=True, exist_ok=True)
     fresh = store / f"{name}-{_series_key(base, name)}"
     if not fresh.exists():
-        tmp = Path(tempfile.mkdtemp(prefix=".gen-", dir=store))
+        tmp = cache.scratch(store, ".gen-")
         try:
             run([REPO / "patchgen" / "gen-series.sh", "-o", tmp, "-b", base, name],
                 what="patchgen/gen-series.sh")
@@ -440,6 +439,6 @@ def _snapshot(module: Path) -> Path:
     for old in snaps.glob("ko-*"):
         if time.time() - old.stat().st_mtime > 86400:
             shutil.rmtree(old, ignore_errors=True)
-    snap = Path(tempfile.mkdtemp(prefix="ko-", dir=snaps))
+    snap = cache.scratch(snaps, "ko-")
     shutil.copy2(module, snap / module.name)
     return snap / module.name

@@ -103,6 +103,21 @@ def exit_code(outcome: str, *, problems: Iterable[str] = (), reached_test: bool 
     return EXIT_FAIL if exit_status == 1 and has_results else EXIT_INFRA
 
 
+def memory_problem(oom: Optional[str], outcome: str, exit_status: Optional[int],
+                   memory_mb: Optional[int] = None) -> Optional[str]:
+    """The problem of a run whose guest ran out of memory (@oom: the
+    kernel's line, console.out_of_memory), unless the test ended
+    (@exit_status known) and failed: it cannot be a pass or a skip (the
+    memory, not the kernel, decided), nor a bare "the guest died". None for
+    a finished failure (the test's verdict stands, a note says it) and when
+    the guest never ran out."""
+    if not oom or (outcome == 'fail' and exit_status is not None):
+        return None
+    size = f"{memory_mb} MiB" if memory_mb else "its memory"
+    return (f"the guest ran out of memory ({size}, --memory): {oom}; the run "
+            "cannot be judged, give the guest more (--memory 512 or more)")
+
+
 def missing_for_pass(tap: TapResult, exit_status: Optional[int], *,
                      own_test: bool = True) -> list[str]:
     """What a log lacks to be called a pass (empty: nothing): the test's own

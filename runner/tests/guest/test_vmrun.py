@@ -456,6 +456,58 @@ class RunTest(VmFake, unittest.TestCase):
         self.assertEqual(out.summary['problems'], [])
         self.assertEqual((self.outdir / 'console.attempt1.log').read_text(), early)
 
+    OOM = ('[   10.766540] Out of memory: Killed process 155 (gup_fast_bench) '
+           'total-vm:25764kB, anon-rss:1856kB\n')
+
+    def test_out_of_memory_is_never_a_pass(self):
+        self.boots.append((mini_console(self.OOM), mini_status(), 0))
+        out = self.run_vm(memory_mb=72)
+        self.assertEqual(out.exit_code, vmrun.EXIT_INFRA)
+        self.assertTrue(out.summary['problems'][0].startswith(
+            'the guest ran out of memory (72 MiB, --memory): Out of memory: Killed '
+            'process 155 (gup_fast_bench)'), out.summary['problems'])
+
+    def test_out_of_memory_beside_a_finished_failure_is_a_note(self):
+        self.boots.append((raw(REAL / 'debian-6.12.console.log') + self.OOM,
+                           raw(REAL / 'debian-6.12.status.log'), 0))
+        out = self.run_vm(memory_mb=72)
+        self.assertEqual(out.exit_code, 1)
+        self.assertIn('the guest ran out of memory (72 MiB): Out of memory: Killed '
+                      'process 155 (gup_fast_bench) total-vm:25764kB, anon-rss:1856kB',
+                      out.summary['notes'])
+
+    def test_out_of_memory_in_boot_is_said_and_not_retried(self):
+        self.boots.append(((DATA / 'oom_boot_panic.log').read_text(), '', 0))
+        out = self.run_vm(_prep(release='6.12.118+deb13-amd64'), memory_mb=64)
+        self.assertEqual(out.exit_code, vmrun.EXIT_INFRA)
+        self.assertEqual(len(self.boot_calls), 1)
+        self.assertTrue(out.summary['problems'][0].startswith(
+            'the guest ran out of memory (64 MiB, --memory): Out of memory and no '
+            'killable processes'), out.summary['problems'])
+
+    def test_silent_guest_with_little_memory(self):
+        self.boots.append(('', '', 0))
+        out = self.run_vm(memory_mb=48, retries=0)
+        self.assertEqual(out.exit_code, vmrun.EXIT_INFRA)
+        self.assertIn('printed nothing with 48 MiB of memory', out.summary['problems'][0])
+        self.boots.append(('', '', 0))
+        shutil.rmtree(self.outdir)
+        out = self.run_vm(memory_mb=1024, retries=0)
+        self.assertEqual(out.summary['problems'], ['the guest never reached user space'])
+
+    def test_results_filesystem_full_while_the_guest_ran(self):
+        # The status log cut before its exit marker by a full results disk:
+        # named so, 3, never "the guest died".
+        status = mini_status().split('GUPNM-EXIT')[0]
+        self.boots.append((mini_console(), status, 0))
+        full = mock.Mock(f_bavail=0, f_files=100, f_favail=50)
+        with mock.patch.object(vmrun.os, 'statvfs', return_value=full):
+            out = self.run_vm()
+        self.assertEqual(out.exit_code, vmrun.EXIT_INFRA)
+        self.assertTrue(out.summary['problems'][0].startswith(
+            f"the guest's logs are cut: the filesystem of {self.outdir} is full"),
+            out.summary['problems'])
+
     def test_no_retry_left(self):
         early = (DATA / 'early_panic.log').read_text()
         self.boots += [(early, '', 0)]
@@ -572,6 +624,41 @@ class RunTest(VmFake, unittest.TestCase):
         self.boots.append((mini_console(tap_text=other), mini_status(tap_text=other), 0))
         out = self.run_vm(program=('./gup_test -a', self.tmp / 'gup_test'))
         self.assertEqual(out.exit_code, 0, out.summary['problems'])
+
+    def test_a_command_loads_the_module_that_serves_gup_test(self):
+        # Issue 33: the module command.gup_test_server chose, or none at all.
+        for module in (self.tmp / 'runners' / 'gup_test.ko', None):
+            with self.subTest(module=module):
+                self.boots.append((mini_console(), mini_status(), 0))
+                served = {'kind': 'built in', 'module': None, 'why': 'built in'}
+                out = self.run_vm(program=('./gup_test -a', self.tmp / 'gup_test'),
+                                  gup_test=served, gup_test_module=module,
+                                  gup_test_required=True)
+                payload, _ = self.build.call_args.args
+                self.assertEqual(payload.module, module)
+                self.assertEqual(out.summary['gup_test'], served)
+                self.outdir = self.tmp / f'out-{module is None}'
+
+    def test_a_command_whose_gup_test_module_did_not_load_is_3(self):
+        failed = ('[    4.4] gup_test: disagrees about version of symbol module_layout\n'
+                  "modprobe: can't load module gup_test (extra/gup_test.ko): "
+                  'Invalid argument\ngupnm: modprobe gup_test failed\n')
+        self.boots.append((failed + mini_console(), mini_status(), 0))
+        out = self.run_vm(program=('./gup_test -a', self.tmp / 'gup_test'),
+                          gup_test_module=self.tmp / 'gup_test.ko',
+                          gup_test_required=True)
+        self.assertEqual(out.exit_code, 3)
+        self.assertIn('gup_test did not load (modprobe: Invalid argument',
+                      out.summary['problems'][0])
+
+    def test_a_command_without_gup_test_only_notes_the_module(self):
+        failed = ("modprobe: can't load module gup_test (extra/gup_test.ko): "
+                  'Invalid argument\ngupnm: modprobe gup_test failed\n')
+        self.boots.append((failed + mini_console(), mini_status(), 0))
+        out = self.run_vm(program=('./ksm_tests -D', self.tmp / 'ksm_tests'),
+                          gup_test_module=self.tmp / 'gup_test.ko')
+        self.assertEqual((out.exit_code, out.summary['problems']), (0, []))
+        self.assertIn('ksm_tests runs without it', ' '.join(out.summary['notes']))
 
     def test_logs_the_results_folder_does_not_take_keep_the_verdict(self):
         # Issue 21: a full results disk after the guest ran: the verdict was

@@ -171,5 +171,103 @@ class HostCandidateTest(unittest.TestCase):
                 self.assertIsNone(apt.host_candidate("p", Path(d)))
 
 
+class FetchFailureTest(unittest.TestCase):
+    """A download that fails for the archive is one line naming it."""
+
+    def test_unreachable(self):
+        text = ("apt-get download x failed (exit 100):\nErr:1 http://deb.debian.org/d\n"
+                "E: Failed to fetch http://deb.debian.org/debian/pool/main/l/x_1_amd64.deb"
+                "  Temporary failure resolving 'deb.debian.org'\n")
+        err = apt.fetch_failure("apt-get download x=1", text)
+        self.assertIn("Debian's archive (http://deb.debian.org) cannot be reached "
+                      "(Temporary failure resolving 'deb.debian.org')", str(err))
+        self.assertNotIn("\n", str(err))
+
+    def test_gone_from_the_archive(self):
+        text = ("E: Failed to fetch http://deb.debian.org/debian/pool/main/l/x_1_amd64.deb"
+                "  404  Not Found [IP: 1.2.3.4 80]")
+        err = apt.fetch_failure("apt-get download x=1", text)
+        self.assertIn("does not have x_1_amd64.deb", str(err))
+        self.assertIn("runner/debian-apt.sh --refresh", str(err))
+
+    def test_other_failure_is_kept(self):
+        self.assertIsNone(apt.fetch_failure("w", "E: Unable to locate package x"))
+        with mock.patch.object(apt, "run", side_effect=apt.RunnerError("E: nope")):
+            with self.assertRaisesRegex(apt.RunnerError, "E: nope"):
+                apt.fetch(["apt-get", "download", "x"], what="w")
+
+    def test_the_lists_script_inside_is_its_one_line(self):
+        err = apt.RunnerError("gup_test source failed (exit 1):\ngupnm: x\n"
+                              "debian-apt: error: Debian's archive (M) cannot be reached")
+        with mock.patch.object(apt, "run", side_effect=err):
+            with self.assertRaises(apt.RunnerError) as got:
+                apt.fetch(["oot/gup_test-source.sh", "d"], what="gup_test source")
+        self.assertEqual(str(got.exception), "Debian's archive (M) cannot be reached")
+
+    def test_script_error_is_its_one_line(self):
+        err = apt.RunnerError("runner/debian-apt.sh failed (exit 1):\n"
+                              "debian-apt: fetching package lists\n"
+                              "debian-apt: error: Debian's archive (M) cannot be reached")
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.dict(os.environ, {"GUPNM_CACHE": d}), \
+                mock.patch.object(apt, "run", side_effect=err):
+            with self.assertRaises(apt.RunnerError) as got:   # no lists kept
+                apt._update(None)
+        self.assertEqual(str(got.exception), "Debian's archive (M) cannot be reached")
+
+
+class ArchiveAwayTest(unittest.TestCase):
+    """runner/debian-apt.sh against an archive that cannot be reached (a
+    closed port on loopback): no lists is an error naming the archive and
+    leaves no stamp; lists of an earlier update are used, with a warning."""
+
+    MIRROR = "http://127.0.0.1:9"
+
+    def _script(self, cache: Path):
+        import subprocess
+        return subprocess.run([str(apt.SCRIPT)], capture_output=True, text=True,
+                              env=dict(os.environ, GUPNM_CACHE=str(cache),
+                                       GUPNM_DEBIAN_MIRROR=self.MIRROR), timeout=120)
+
+    def test_cold_and_warm(self):
+        with tempfile.TemporaryDirectory() as d:
+            cache = Path(d)
+            r = self._script(cache)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            errors = [x for x in r.stderr.splitlines() if "error:" in x]
+            self.assertEqual(len(errors), 1, r.stderr)
+            self.assertIn(f"Debian's archive ({self.MIRROR}) cannot be reached", errors[0])
+            stamp = cache / "apt/lists/.gupnm-updated"
+            self.assertFalse(stamp.exists())
+            # An earlier update's lists, 2 days old.
+            (cache / "apt/lists/x_Packages").write_text("Package: x\n")
+            stamp.write_text("")
+            os.utime(stamp, (stamp.stat().st_mtime - 2 * 86400,) * 2)
+            r = self._script(cache)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.strip(), str(cache / "apt/apt.conf"))
+            self.assertIn("cannot be reached", r.stderr)
+            self.assertIn("using the package lists of", r.stderr)
+            self.assertTrue((cache / "apt/lists/x_Packages").exists())
+
+
+class KeptConfTest(unittest.TestCase):
+    """A cache this run cannot write: the lists of an earlier update are used."""
+
+    def test_unwritable(self):
+        with tempfile.TemporaryDirectory() as d:
+            base = Path(d) / "apt"
+            (base / "lists").mkdir(parents=True)
+            with mock.patch.dict(os.environ, {"GUPNM_CACHE": d}), \
+                    mock.patch.object(apt, "progress") as said:
+                self.assertIsNone(apt._kept_conf(None))         # nothing there
+                (base / "apt.conf").write_text("")
+                (base / "lists/.gupnm-updated").write_text("")
+                self.assertIsNone(apt._kept_conf(None))         # writable: refreshed
+                with mock.patch.object(apt.os, "access", return_value=False):
+                    self.assertEqual(apt._kept_conf(None), str(base / "apt.conf"))
+                self.assertIn("cannot be written", said.call_args.args[0])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -114,6 +114,17 @@ def elf(segments=((0x1000, 0x2000),)) -> bytes:
     return bytes(data)
 
 
+class ScratchTest(unittest.TestCase):
+
+    def test_a_scratch_folder_is_readable_by_other_users_once_renamed(self):
+        parent = Path(tempfile.mkdtemp(prefix='gupnm-test-scratch-'))
+        self.addCleanup(shutil.rmtree, parent, True)
+        tmp = cache.scratch(parent / 'modules', '.entry-')
+        self.assertEqual(tmp.parent, parent / 'modules')
+        self.assertTrue(tmp.name.startswith('.entry-'))
+        self.assertEqual(tmp.stat().st_mode & 0o777, 0o755)   # not mkdtemp's 0700
+
+
 class KernelImageTest(unittest.TestCase):
 
     def setUp(self):

@@ -197,6 +197,17 @@ class FetchTest(unittest.TestCase):
         self.assertEqual(seen, ["trixie-backports", None, None])
         self.assertIsNone(apt._SUITE.get())
 
+    def test_drop_debs_in_a_cache_it_cannot_write_keeps_them_quietly(self):
+        deb = self.tmp / "k.deb"
+        deb.write_bytes(b"!<arch>")
+        k = debian.DebianKernel("r", Path("/i"), Path("/k"), Path("/r"), [], self.offered,
+                                [deb, self.tmp / "gone.deb"])
+        erofs = OSError(30, "Read-only file system")
+        with mock.patch.object(Path, "unlink", side_effect=erofs) as unlink:
+            debian.drop_debs(k)              # no error: the run goes on
+        unlink.assert_called_once_with()     # the missing one is not touched
+        self.assertTrue(deb.exists())
+
     def test_debs_dropped_then_fetched_again_through_the_same_lists(self):
         debs = self.tmp / "debs"
         debs.mkdir()

@@ -365,6 +365,7 @@ class SeriesKeyTest(unittest.TestCase):
             self.assertNotEqual(self.key(repo), first)
 
 
+
 if __name__ == '__main__':
     unittest.main()
 
