@@ -271,8 +271,9 @@ def run(t: Tally, forms: list[Short], out: Path, where: str) -> None:
         log = out / f"short-{n:02}.log"
         rc, output, seconds = run_one(s, log, timeout)
         why = verdict(s, rc, output, timeout)
-        t.record(f"docs short form, {s.cmd.where}: {one_line(s.text)[:100]} "
-                 f"({seconds:.0f} s)", why is None,
+        print(f"# {s.cmd.where}: {one_line(s.text)}", flush=True)
+        t.record(f"docs short form of {s.cmd.text.splitlines()[0][:70]} ({s.cmd.where}, "
+                 f"{seconds:.0f} s)", why is None,
                  f"{why}; log {log}\n" + "\n".join(output.splitlines()[-15:]))
 
 
