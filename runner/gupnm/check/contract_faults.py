@@ -39,7 +39,7 @@ from pathlib import Path
 
 from ..prepare import cache
 from .contract_run import (BUG_KERNEL, BUG_MESSAGE, GUPNM, PASS_KERNEL, RUN_TIMEOUT, Run,
-                           qemu_processes)
+                           filled_at, qemu_processes, tmpfs, umount)
 
 # Bookworm's kernels: their modules build with the host's gcc-12, so a new
 # cache needs no build root. The bug kernel of a new cache, and its code.
@@ -259,51 +259,23 @@ def check_interrupts(t, base: Path, warm: Path | None) -> None:
              "\n".join(bad) + f"\nbad entries: {entries}\n" + r.detail())
 
 
-def _fill(path: Path) -> None:
-    with open(path / "filler", "wb") as fh:
-        try:
-            while True:
-                fh.write(b"\0" * (1 << 20))
-                fh.flush()
-        except OSError:
-            pass
-
-
 def check_full_during_boot(t, base: Path) -> None:
     """The results tmpfs fills once the guest booted, before the test ends."""
     mnt = base / "full-boot"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)],
-                      capture_output=True).returncode:
+    if not tmpfs(mnt, "8m"):
         t.record("faults: results filesystem full during the boot", False, "mount failed")
         return
     outdir = mnt / "r"
-    stop = threading.Event()
-
-    def filler() -> None:
-        while not stop.is_set():
-            try:
-                if "GUPNM-STATUS: booted" in (outdir / "status.log").read_text(
-                        errors="replace"):
-                    _fill(mnt)
-                    return
-            except OSError:
-                pass
-            time.sleep(0.005)
-    th = threading.Thread(target=filler, daemon=True)
-    th.start()
     try:
-        r = runner(["run", "--kernel", BUG_KERNEL, "--results", str(outdir)])
-        stop.set()
-        th.join(5)
+        with filled_at(mnt, outdir / "status.log", "GUPNM-STATUS: booted"):
+            r = runner(["run", "--kernel", BUG_KERNEL, "--results", str(outdir)])
         ok = _clean(r) and ((r.rc == 1 and BUG_MESSAGE in r.out)
                             or (r.rc == 3 and "is full" in _problems(r) + r.out))
         t.record("faults: the results filesystem full once the guest booted, before "
                  "the test ended (8 MiB tmpfs): never 0 or 4, 3 naming the filesystem "
                  "(or the verdict, 1)", ok, r.detail())
     finally:
-        stop.set()
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+        umount(mnt)
 
 
 MEMORY = ((BUG_KERNEL, 48), (BUG_KERNEL, 64), (BUG_KERNEL, 96), (PASS_KERNEL, 80))

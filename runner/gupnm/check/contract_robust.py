@@ -28,13 +28,13 @@ import os
 import shutil
 import signal
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 from ..host import REPO, cache_dir
 from ..prepare import cache
-from .contract_run import BUG_KERNEL, BUG_MESSAGE, GUPNM, gupnm, qemu_processes
+from .contract_run import (BUG_KERNEL, BUG_MESSAGE, GUPNM, filled_at, gupnm, qemu_processes,
+                           tmpfs, umount)
 
 # Cache groups the private copy of the cache takes (hard links).
 COPIED = ("apt", "debian", "debs", "modules", "selftest", "bench", "vmlinux")
@@ -65,33 +65,12 @@ def check_early_errors(t, tmp: Path) -> None:
              not bad, "\n".join(bad))
 
 
-def _tmpfs(path: Path, size: str) -> bool:
-    path.mkdir(parents=True, exist_ok=True)
-    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs",
-                           str(path)], capture_output=True).returncode == 0
-
-
-def _umount(path: Path) -> None:
-    subprocess.run(["umount", "-l", str(path)], capture_output=True)
-
-
-def _fill(path: Path) -> None:
-    """Write into @path until its filesystem is full."""
-    with open(path / "filler", "wb") as fh:
-        try:
-            while True:
-                fh.write(b"\0" * (1 << 20))
-                fh.flush()
-        except OSError:
-            pass
-
-
 def check_full_disk(t, tmp: Path) -> None:
     if os.geteuid() != 0:
         t.record("robust: full results filesystem", False, "needs root (mount tmpfs)")
         return
     small = tmp / "full-before"
-    if not _tmpfs(small, "256k"):
+    if not tmpfs(small, "256k"):
         t.record("robust: full results filesystem", False, "mount -t tmpfs failed")
         return
     try:
@@ -102,35 +81,21 @@ def check_full_disk(t, tmp: Path) -> None:
         t.record("robust: exit 2, a results filesystem too full for a run (256 KiB "
                  "tmpfs) is refused before anything is fetched or booted", ok, r.detail())
     finally:
-        _umount(small)
+        umount(small)
     check_full_mid_run(t, tmp / "full-during")
 
 
 def check_full_mid_run(t, mnt: Path) -> None:
     """The results tmpfs fills the moment the guest reports its exit
     status: the host has the verdict, the folder takes none of its files."""
-    if not _tmpfs(mnt, "8m"):
+    if not tmpfs(mnt, "8m"):
         t.record("robust: results filesystem full mid-run", False, "mount failed")
         return
     outdir = mnt / "r"
-    stop = threading.Event()
-
-    def filler() -> None:
-        while not stop.is_set():
-            try:
-                if "GUPNM-EXIT:" in (outdir / "status.log").read_text(errors="replace"):
-                    _fill(mnt)
-                    return
-            except OSError:
-                pass
-            time.sleep(0.005)
-    th = threading.Thread(target=filler, daemon=True)
-    th.start()
     before = set((cache_dir() / "tmp").glob("run-*"))
     try:
-        r = gupnm(["run", "--kernel", BUG_KERNEL, "--results", str(outdir)])
-        stop.set()
-        th.join(5)
+        with filled_at(mnt, outdir / "status.log", "GUPNM-EXIT:"):
+            r = gupnm(["run", "--kernel", BUG_KERNEL, "--results", str(outdir)])
         left = set((cache_dir() / "tmp").glob("run-*")) - before
         ok = (r.rc == 1 and "verdict: " in r.out and BUG_MESSAGE in r.out
               and ("did not take" in r.out or "reports could not be written" in r.out)
@@ -141,8 +106,7 @@ def check_full_mid_run(t, mnt: Path) -> None:
                  "what was not written named, no traceback, no initramfs left", ok,
                  f"work folders left: {sorted(map(str, left))}\n" + r.detail())
     finally:
-        stop.set()
-        _umount(mnt)
+        umount(mnt)
 
 
 def _private_cache(dest: Path) -> Path:

@@ -6,11 +6,13 @@ and the QEMU processes a run left behind.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -83,3 +85,49 @@ def qemu_processes(marker: str) -> list[int]:
         if "qemu-system" in cmd and marker in cmd:
             out.append(int(d.name))
     return out
+
+
+def tmpfs(path: Path, size: str) -> bool:
+    """A tmpfs of @size mounted at @path (made if missing): whether it worked."""
+    path.mkdir(parents=True, exist_ok=True)
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs",
+                           str(path)], capture_output=True).returncode == 0
+
+
+def umount(path: Path) -> None:
+    subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+def fill(path: Path) -> None:
+    """Write into @path until its filesystem is full."""
+    with open(path / "filler", "wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * (1 << 20))
+                fh.flush()
+        except OSError:
+            pass
+
+
+@contextlib.contextmanager
+def filled_at(mnt: Path, status: Path, marker: str):
+    """For the with-block: a thread that fills @mnt's filesystem the moment
+    the run's @status log holds @marker (a GUPNM- line)."""
+    stop = threading.Event()
+
+    def filler() -> None:
+        while not stop.is_set():
+            try:
+                if marker in status.read_text(errors="replace"):
+                    fill(mnt)
+                    return
+            except OSError:
+                pass
+            time.sleep(0.005)
+    th = threading.Thread(target=filler, daemon=True)
+    th.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        th.join(5)
