@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 from .. import testargs
+from ..host import spawn, stop
 from . import docs_commands
 from .docs_commands import Command
 from .tally import Tally
@@ -224,36 +225,22 @@ def _env() -> dict:
 
 def run_one(s: Short, log: Path, timeout: int) -> tuple[int | None, str, float]:
     """Run @s's setup lines and its short form in one bash, in its own
-    process group, killed as a whole after @timeout s (None: timed out);
-    (exit, output, seconds)."""
+    process group (host.spawn: it dies with the check), stopped as a whole
+    after @timeout s, SIGTERM first (None: timed out); (exit, output,
+    seconds)."""
     lines = ["set -a"] + [docs_commands._fill(c.text)[0] for c in s.setup] \
         + [docs_commands._fill(s.text)[0]]
     started = time.monotonic()
     with open(log, "w") as f:
-        proc = subprocess.Popen(["bash", "-c", "\n".join(lines)], cwd=ROOT, env=_env(),
-                                stdout=f, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = spawn(["bash", "-c", "\n".join(lines)], term=signal.SIGTERM, cwd=ROOT,
+                     env=_env(), stdout=f, stderr=subprocess.STDOUT,
+                     stdin=subprocess.DEVNULL)
         try:
             rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            stop(proc, grace=30)   # SIGTERM: the runner stops QEMU on it
             rc = None
     return rc, log.read_text(errors="replace"), time.monotonic() - started
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """SIGTERM to the process group (the runner stops QEMU on it), SIGKILL
-    after 30 s."""
-    for sig, grace in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=grace)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def verdict(s: Short, rc: int | None, output: str, timeout: int) -> str | None:
