@@ -313,7 +313,7 @@ def patched_commit(spec: str, selection: str) -> tuple[Path, str]:
 
 def build_dir(kroot: Path, variant: str, arch: str = "amd64") -> Path:
     """A build directory per configuration beside the key's one tree: named
-    by the digest of the runner/configs files it is configured from, so a
+    by the digest of the options its runner/configs files ask for, so a
     changed fragment builds beside the old build (which runs of another
     clone or branch may still use) instead of reconfiguring it, and shares
     the tree (1.8 GB) and ccache (the same ../src layout) with it."""
