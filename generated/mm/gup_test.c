@@ -7,6 +7,7 @@
 #include <linux/ktime.h>
 #include <linux/debugfs.h>
 #include <linux/highmem.h>
+#include <trace/events/mmap_lock.h>
 #include "gup_test.h"
 
 struct gup_test_data {
@@ -358,13 +359,55 @@ static long pin_longterm_test_ioctl(struct file *filep, unsigned int cmd,
 	return ret;
 }
 
+/*
+ * GUP-fast never takes the mmap_lock; the slow path behind a FOLL_PIN call
+ * does. A pin that locked nothing on the way took GUP-fast.
+ */
+struct gup_fast_witness {
+	struct task_struct *task;
+	bool locked;
+};
+
+static void gup_fast_witness_locking(void *data, struct mm_struct *mm,
+				     bool write)
+{
+	struct gup_fast_witness *w = data;
+
+	if (current == w->task)
+		WRITE_ONCE(w->locked, true);
+}
+
+/*
+ * Did GUP-fast take the page at @addr for @gup_flags? A get_user_pages()
+ * reference through GUP-fast alone without @w, else a pin_user_pages()
+ * pin, which the slow path completes where GUP-fast refuses.
+ */
+static bool gup_fast_took(unsigned long addr, unsigned int gup_flags,
+			  struct gup_fast_witness *w)
+{
+	struct page *page;
+
+	if (!w) {
+		if (get_user_pages_fast_only(addr, 1, gup_flags, &page) != 1)
+			return false;
+		put_page(page);
+		return true;
+	}
+	WRITE_ONCE(w->locked, false);
+	if (pin_user_pages_fast(addr, 1, gup_flags, &page) != 1)
+		return false;
+	unpin_user_page(page);
+	return !READ_ONCE(w->locked);
+}
+
 static int gup_fast_verdict(struct gup_fast_verdict __user *uarg)
 {
+	struct gup_fast_witness w = { .task = current }, *witness = NULL;
 	struct gup_fast_verdict args;
 	unsigned int gup_flags = 0;
 	unsigned long i, end;
 	u8 __user *verdicts;
-	struct page *page;
+	int ret = 0;
 	u8 fast;
 
 	/* Without GUP-fast every page would read as refused. */
@@ -372,7 +415,9 @@ static int gup_fast_verdict(struct gup_fast_verdict __user *uarg)
 		return -EOPNOTSUPP;
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
-	if ((args.flags & ~GUP_FAST_VERDICT_FLAG_WRITE) || args.reserved ||
+	if ((args.flags & ~GUP_FAST_VERDICT_FLAGS) || args.reserved ||
+	    ((args.flags & GUP_FAST_VERDICT_FLAG_LONGTERM) &&
+	     !(args.flags & GUP_FAST_VERDICT_FLAG_PIN)) ||
 	    !args.size || !IS_ALIGNED(args.addr | args.size, PAGE_SIZE) ||
 	    args.addr > ULONG_MAX || args.size > ULONG_MAX ||
 	    check_add_overflow((unsigned long)args.addr,
@@ -380,24 +425,45 @@ static int gup_fast_verdict(struct gup_fast_verdict __user *uarg)
 		return -EINVAL;
 	if (args.flags & GUP_FAST_VERDICT_FLAG_WRITE)
 		gup_flags |= FOLL_WRITE;
+	if (args.flags & GUP_FAST_VERDICT_FLAG_LONGTERM)
+		gup_flags |= FOLL_LONGTERM;
+	if (args.flags & GUP_FAST_VERDICT_FLAG_PIN) {
+		/* The witness is the mmap_lock tracepoint. */
+		if (!IS_ENABLED(CONFIG_TRACING))
+			return -EOPNOTSUPP;
+		ret = register_trace_mmap_lock_start_locking(gup_fast_witness_locking,
+							     &w);
+		if (ret)
+			return ret;
+		witness = &w;
+	}
 
 	verdicts = u64_to_user_ptr(args.verdicts);
 	args.nr_fast = 0;
 	for (i = 0; i < args.size / PAGE_SIZE; i++) {
 		/* One page at a time: a refusal must not hide the rest. */
-		fast = get_user_pages_fast_only(args.addr + i * PAGE_SIZE, 1,
-						gup_flags, &page) == 1;
-		if (fast)
-			put_page(page);
+		fast = gup_fast_took(args.addr + i * PAGE_SIZE, gup_flags, witness);
 		args.nr_fast += fast;
-		if (verdicts && put_user(fast, verdicts + i))
-			return -EFAULT;
-		if (fatal_signal_pending(current))
-			return -EINTR;
+		if (verdicts && put_user(fast, verdicts + i)) {
+			ret = -EFAULT;
+			break;
+		}
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
 		cond_resched();
 	}
 
-	return copy_to_user(uarg, &args, sizeof(args)) ? -EFAULT : 0;
+	if (witness) {
+		unregister_trace_mmap_lock_start_locking(gup_fast_witness_locking,
+							 &w);
+		/* No probe may still be looking at @w when it goes. */
+		tracepoint_synchronize_unregister();
+	}
+	if (!ret && copy_to_user(uarg, &args, sizeof(args)))
+		ret = -EFAULT;
+	return ret;
 }
 
 static long gup_test_ioctl(struct file *filep, unsigned int cmd,
