@@ -118,7 +118,7 @@ static int ramfs_file(void)
 		mnt = syscall(__NR_fsmount, fs, 0, 0);
 	if (mnt >= 0)
 		fd = openat(mnt, "f", O_RDWR | O_CREAT, 0600);
-	if (fd >= 0 && (fstatfs(fd, &sf) || sf.f_type != RAMFS_MAGIC)) {
+	if (fd >= 0 && (fstatfs(fd, &sf) || (unsigned int)sf.f_type != RAMFS_MAGIC)) {
 		close(fd);
 		fd = -1;
 		errno = EXDEV;
