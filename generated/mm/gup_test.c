@@ -10,10 +10,24 @@
 #include <trace/events/mmap_lock.h>
 #include "gup_test.h"
 
+/*
+ * GUP-fast never takes the mmap_lock; the slow path behind a FOLL_PIN call
+ * does. A pin that locked nothing on the way took GUP-fast. The probe on
+ * the mmap_lock tracepoint stays registered from a file's first pinning
+ * GUP_FAST_VERDICT until the file is released: each registration patches
+ * kernel text, too costly to repeat per command.
+ */
+struct gup_fast_witness {
+	struct mutex lock;		/* one pinning verdict at a time */
+	struct task_struct *task;	/* the task asking; NULL: not registered */
+	bool locked;
+};
+
 struct gup_test_data {
 	struct mutex longterm_mutex;
 	struct page **longterm_pages;
 	unsigned long longterm_nr_pages;
+	struct gup_fast_witness witness;
 };
 
 static void put_back_pages(unsigned int cmd, struct page **pages,
@@ -359,21 +373,12 @@ static long pin_longterm_test_ioctl(struct file *filep, unsigned int cmd,
 	return ret;
 }
 
-/*
- * GUP-fast never takes the mmap_lock; the slow path behind a FOLL_PIN call
- * does. A pin that locked nothing on the way took GUP-fast.
- */
-struct gup_fast_witness {
-	struct task_struct *task;
-	bool locked;
-};
-
 static void gup_fast_witness_locking(void *data, struct mm_struct *mm,
 				     bool write)
 {
 	struct gup_fast_witness *w = data;
 
-	if (current == w->task)
+	if (current == READ_ONCE(w->task))
 		WRITE_ONCE(w->locked, true);
 }
 
@@ -400,9 +405,10 @@ static bool gup_fast_took(unsigned long addr, unsigned int gup_flags,
 	return !READ_ONCE(w->locked);
 }
 
-static int gup_fast_verdict(struct gup_fast_verdict __user *uarg)
+static int gup_fast_verdict(struct gup_test_data *data,
+			    struct gup_fast_verdict __user *uarg)
 {
-	struct gup_fast_witness w = { .task = current }, *witness = NULL;
+	struct gup_fast_witness *witness = NULL;
 	struct gup_fast_verdict args;
 	unsigned int gup_flags = 0;
 	unsigned long i, end;
@@ -428,14 +434,19 @@ static int gup_fast_verdict(struct gup_fast_verdict __user *uarg)
 	if (args.flags & GUP_FAST_VERDICT_FLAG_LONGTERM)
 		gup_flags |= FOLL_LONGTERM;
 	if (args.flags & GUP_FAST_VERDICT_FLAG_PIN) {
-		/* The witness is the mmap_lock tracepoint. */
 		if (!IS_ENABLED(CONFIG_TRACING))
 			return -EOPNOTSUPP;
-		ret = register_trace_mmap_lock_start_locking(gup_fast_witness_locking,
-							     &w);
-		if (ret)
+		witness = &data->witness;
+		if (mutex_lock_killable(&witness->lock))
+			return -EINTR;
+		if (!witness->task)
+			ret = register_trace_mmap_lock_start_locking(gup_fast_witness_locking,
+								     witness);
+		if (ret) {
+			mutex_unlock(&witness->lock);
 			return ret;
-		witness = &w;
+		}
+		WRITE_ONCE(witness->task, current);
 	}
 
 	verdicts = u64_to_user_ptr(args.verdicts);
@@ -455,12 +466,8 @@ static int gup_fast_verdict(struct gup_fast_verdict __user *uarg)
 		cond_resched();
 	}
 
-	if (witness) {
-		unregister_trace_mmap_lock_start_locking(gup_fast_witness_locking,
-							 &w);
-		/* No probe may still be looking at @w when it goes. */
-		tracepoint_synchronize_unregister();
-	}
+	if (witness)
+		mutex_unlock(&witness->lock);
 	if (!ret && copy_to_user(uarg, &args, sizeof(args)))
 		ret = -EFAULT;
 	return ret;
@@ -485,7 +492,7 @@ static long gup_test_ioctl(struct file *filep, unsigned int cmd,
 	case PIN_LONGTERM_TEST_READ:
 		return pin_longterm_test_ioctl(filep, cmd, arg);
 	case GUP_FAST_VERDICT:
-		return gup_fast_verdict((void __user *)arg);
+		return gup_fast_verdict(filep->private_data, (void __user *)arg);
 	default:
 		return -EINVAL;
 	}
@@ -519,6 +526,7 @@ static int gup_test_open(struct inode *inode, struct file *file)
 	}
 
 	mutex_init(&data->longterm_mutex);
+	mutex_init(&data->witness.lock);
 	file->private_data = data;
 	return 0;
 }
@@ -529,6 +537,13 @@ static int gup_test_release(struct inode *inode, struct file *file)
 
 	pin_longterm_test_stop(data);
 	mutex_destroy(&data->longterm_mutex);
+	if (IS_ENABLED(CONFIG_TRACING) && data->witness.task) {
+		unregister_trace_mmap_lock_start_locking(gup_fast_witness_locking,
+							 &data->witness);
+		/* No probe may still be looking at the witness when it goes. */
+		tracepoint_synchronize_unregister();
+	}
+	mutex_destroy(&data->witness.lock);
 	kfree(data);
 	file->private_data = NULL;
 
