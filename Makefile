@@ -43,7 +43,7 @@
 #   make check-docs every command of README.md and docs/ run as written from a
 #                   fresh clone (DOCS=all: the long targets too)
 #   make check-docs-short  every command of README.md and docs/ that boots a
-#                   kernel, once in a short form (make check: all but arm64's)
+#                   kernel, once in a short form (make check: those on its kernels)
 #   make check-host --kernel host's module and probe paths, in Debian kernels
 #                   booted by virtme-ng on this machine's own root
 #   make check-kernelci-arm64  KernelCI's kselftest-mm job, its gup part, on arm64:

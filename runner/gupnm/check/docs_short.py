@@ -18,14 +18,15 @@ a figure (compare, the benchmarks, the reproductions) is exit 0, a verdict
 0 or 1, never the exit 2 of input refused; each runs under its own timeout,
 which kills its whole process group.
 
-`make check` runs every short form but those that boot arm64 kernels
-(make survey's loop and docs/arm64.md: arm64 under TCG, its cross builds
-and downloads are make check-arm64's budget, not make check's): Debian's
-kernels it fetches anyway or fetches for the short form alone (sid, the
-own-kernel packages), the source kernels of its matrix, whose selftests
-variant shares their default build (kconfig.files_key), and the
-reproductions. `make check-docs-short` runs every short form
-(docs/checks.md).
+`make check` runs the short forms whose kernels make check already builds
+or boots (CHECK_KERNELS, default config, amd64) and that are not
+benchmarks of other kernels: about 3 minutes. The others run in `make
+check-docs-short`, which runs every short form (docs/checks.md): all of
+them in make check measured well over its 60-minute budget (issue 33's
+note). Their kernels are mostly make check's own now (the selftests
+variant shares the default build, kconfig.files_key): what they cost is
+their boots and benchmarks, and sid's, arm64's and the own-kernel blocks'
+downloads.
 """
 from __future__ import annotations
 
@@ -55,11 +56,19 @@ BOOT_TARGETS = {"run", "compare", "bench-fix", "bench-debian", "bench-64k",
 RUNNER_BOOTS = {"run", "compare", "survey"}
 # A block's lines that only prepare for the command after them.
 SETUP_WORDS = {"mkdir", "for", "cp", "rm", "sed", "cd"}
+# Kernels make check builds or boots anyway (matrix.MATRIX, default config;
+# bookworm-security: fetched for the module builds, make run's default).
+CHECK_KERNELS = {"debian:6.1", "debian:6.12", "debian:7.3", "debian:bookworm-security",
+                 "source:debian-6.12:nofix", "source:debian-6.12:all",
+                 "source:debian-6.12:wrongfix", "source:debian-7.3:all",
+                 "source:debian-7.3:nofix", "source:debian-7.3:wrongfix"}
+# The cached default-config 6.12 build an own-kernel.md block boots.
+CHECK_IMAGE = re.compile(r"^image:\$B/vmlinux:\$B$")
 MAX_MIB = 32
 MAX_COMMAND_REPEATS = 2
 MAX_SAMPLES = 5
 SURVEY_SHORT = "--series 6.1 --newest"
-TIMEOUT = {"check": 1800, "named": 3600}
+TIMEOUT = {"check": 900, "named": 3600}
 
 
 @dataclasses.dataclass
@@ -170,10 +179,22 @@ def _specs(text: str) -> list[str]:
 
 def placement(short: str) -> tuple[str, str]:
     """("check" or "named", why) for a short form (make check's budget)."""
-    if "--arch arm64" in short or "for a in amd64 arm64" in short:
-        return "named", "arm64 kernels: make check-arm64's budget, not make check's"
-    specs = sorted(set(_specs(short)))
-    return "check", "amd64: " + (", ".join(specs) or "make's own kernels")
+    specs = _specs(short)
+    if re.search(r"\bgupnm-run survey\b", short):
+        return "named", "a survey fetches kernels make check does not boot"
+    if "--arch arm64" in short:
+        return "named", "arm64 kernels: make check-arm64's, not make check's"
+    if "--command" in short:
+        return "named", ("a --command program: its boots and linux-source-6.12's "
+                         "selftests/mm, beyond make check's budget")
+    if re.search(r"--config\s+(?!default\b)", short):
+        return "named", ("another config than the default: boots beyond make check's "
+                         "budget (selftests shares the default build)")
+    other = [s for s in specs if s not in CHECK_KERNELS and not CHECK_IMAGE.match(s)]
+    if not specs or other:
+        return "named", ("kernels make check does not build or boot: "
+                         + ", ".join(other or ["none named"]))
+    return "check", "its kernels are make check's own (" + ", ".join(sorted(set(specs))) + ")"
 
 
 def short_forms(plan: list[list[Command]], root: Path = ROOT) -> list[Short]:

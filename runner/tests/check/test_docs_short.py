@@ -80,50 +80,48 @@ class ShortenTest(unittest.TestCase):
 
 
 class PlacementTest(unittest.TestCase):
-    def test_make_check_runs_every_amd64_short_form(self):
+    def test_make_checks_own_kernels(self):
         for line in ("runner/gupnm-run run --kernel debian:6.1",
-                     "runner/gupnm-run run --kernel debian:sid",
                      "runner/gupnm-run compare --a source:debian-6.12:nofix "
                      "--b source:debian-6.12:all --repeat 1",
-                     "runner/gupnm-run compare --a source:debian-6.12 --b source:debian-7.3 "
-                     "--command 'gup_test -u -m 32'",
-                     "runner/gupnm-run compare --a source:debian-6.12:nofix --b "
-                     "source:debian-6.12:all --config selftests",
-                     "runner/gupnm-run run --kernel image:$B/vmlinux:$B",
-                     "runner/gupnm-run survey --series 6.1 --newest --arch amd64"):
+                     "runner/gupnm-run run --kernel image:$B/vmlinux:$B"):
             with self.subTest(line=line):
                 self.assertEqual(ds.placement(line)[0], "check")
 
-    def test_arm64_is_the_named_targets(self):
-        for line in ("runner/gupnm-run run --arch arm64 --kernel debian:6.1",
-                     "for a in amd64 arm64; do runner/gupnm-run survey --series 6.1 "
-                     "--newest --arch $a; done"):
+    def test_the_named_target(self):
+        for line, why in (
+                ("runner/gupnm-run run --kernel debian:sid", "debian:sid"),
+                ("runner/gupnm-run compare --a source:debian-6.12 --b source:debian-7.3 "
+                 "--command 'gup_test -u -m 32'", "--command"),
+                ("runner/gupnm-run compare --a source:debian-6.12:nofix --b "
+                 "source:debian-6.12:all --config selftests", "another config"),
+                ("runner/gupnm-run run --arch arm64 --kernel debian:6.1", "arm64"),
+                ("runner/gupnm-run survey --series 6.1 --newest --arch amd64", "survey")):
             with self.subTest(line=line):
                 where, said = ds.placement(line)
                 self.assertEqual(where, "named")
-                self.assertIn("arm64", said)
+                self.assertIn(why, said)
 
 
 class RealDocsTest(unittest.TestCase):
     def setUp(self):
         self.forms = ds.short_forms(dc.collect(ds.ROOT))
 
-    def test_every_reproduction_has_a_short_form_in_make_check(self):
+    def test_every_reproduction_has_a_short_form_and_none_is_in_make_check(self):
         repro = {f.cmd.text: f for f in self.forms if "repro-" in f.cmd.text}
         self.assertEqual(set(repro), {"make repro-longterm", "make repro-gup-fast",
                                       "make repro-ksm"})
         for f in repro.values():
-            self.assertEqual(f.where, "check")
+            self.assertEqual(f.where, "named")
             self.assertNotRegex(f.text, r"--repeat [^1]|-m (?!32\b)\d+|-s (?!32\b)\d+")
 
-    def test_only_arm64_stays_out_of_make_check(self):
-        named = [f for f in self.forms if f.where == "named"]
-        self.assertTrue(named)
-        for f in named:
-            self.assertIn("arm64", f.text)
-        check = [f.cmd.text for f in self.forms if f.where == "check"]
-        for cmd in ("make run", "make compare", "make bench-fix", "make run KERNEL=debian:sid"):
-            self.assertIn(cmd, check)
+    def test_make_checks_share_is_the_default_config_on_its_kernels(self):
+        check = [f for f in self.forms if f.where == "check"]
+        self.assertIn("make run", [f.cmd.text for f in check])
+        self.assertIn("make compare", [f.cmd.text for f in check])
+        for f in check:
+            self.assertNotIn("--command", f.text)
+            self.assertNotIn("--config", f.text)
 
     def test_one_per_short_form(self):
         texts = [f.text for f in self.forms]
