@@ -26,6 +26,9 @@
 #   make check-prefixes  build every prefix of both series (real builds)
 #   make check-numa  200 runs on two NUMA nodes under numa_balancing and
 #                   memory pressure, 0 false verdicts (make check: 20)
+#   make check-mutants  each decision of gup_fast_folio_allowed() flipped in
+#                   linux-source-7.3: the test must catch every one (make
+#                   check runs it too)
 #   make patches    regenerate patches/ (upstream, stable-6.12) and generated/
 #                   from the repository
 #   make patches-to-send  the same with your git identity, into out/patches
@@ -54,7 +57,7 @@ RUN_ARGS ?=
 A ?= source:debian-6.12:nofix
 B ?= source:debian-6.12:all
 
-.PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64 check-docs check-docs-short check-host check-kernelci-arm64
+.PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa check-mutants patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64 check-docs check-docs-short check-host check-kernelci-arm64
 
 help:
 	@sed -n '2,48p' Makefile | sed 's/^# \{0,1\}//'
@@ -138,6 +141,10 @@ check-prefixes:
 # Not in make check (docs/arm64.md: times); the arm64 rows.
 check-arm64:
 	$(PYTHON) runner/gupnm-check --arm64 $(CHECK_ARGS)
+
+# Each decision of gup_fast_folio_allowed() flipped (make check runs it too).
+check-mutants:
+	$(PYTHON) runner/gupnm-check --mutants $(CHECK_ARGS)
 
 NUMA_RUNS ?= 200
 check-numa:

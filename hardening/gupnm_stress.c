@@ -273,7 +273,11 @@ static bool abi_setup(void)
 static void v_unaligned_addr(struct gup_fast_verdict *v) { v->addr += 1; }
 static void v_unaligned_size(struct gup_fast_verdict *v) { v->size += 1; }
 static void v_wrap(struct gup_fast_verdict *v) { v->addr = -(__u64)pagesize; }
-static void v_longterm(struct gup_fast_verdict *v) { v->flags |= FOLL_LONGTERM; }
+static void v_foll_longterm(struct gup_fast_verdict *v) { v->flags |= FOLL_LONGTERM; }
+static void v_longterm_no_pin(struct gup_fast_verdict *v)
+{
+	v->flags |= GUP_FAST_VERDICT_FLAG_LONGTERM;
+}
 static void v_unknown_flag(struct gup_fast_verdict *v) { v->flags |= 1U << 31; }
 static void v_reserved(struct gup_fast_verdict *v) { v->reserved = 1; }
 static void v_bad_vec(struct gup_fast_verdict *v) { v->verdicts = 8; }
@@ -495,7 +499,8 @@ static const struct abi_case abi_cases[] = {
 	VERDICT("verdict_unaligned_size", EINVAL, v_unaligned_size, 0),
 	VERDICT("verdict_zero_size", EINVAL, v_zero_size, 0),
 	VERDICT("verdict_wrap", EINVAL, v_wrap, 0),
-	VERDICT("verdict_longterm_flag", EINVAL, v_longterm, 0),
+	VERDICT("verdict_foll_longterm_value", EINVAL, v_foll_longterm, 0),
+	VERDICT("verdict_longterm_without_pin", EINVAL, v_longterm_no_pin, 0),
 	VERDICT("verdict_unknown_flag", EINVAL, v_unknown_flag, 0),
 	VERDICT("verdict_reserved", EINVAL, v_reserved, 0),
 	VERDICT("verdict_bad_verdicts_ptr", EFAULT, v_bad_vec, 0),

@@ -89,4 +89,25 @@ static int gup_test_mmap_prepare(struct file *file, struct vm_area_struct *vma)
 #define mmap_prepare			mmap
 #endif
 
+#ifdef GUP_TEST_MMAP_LOCK_MEMCG_PATH
+/*
+ * The mmap_lock tracepoints of older kernels (6.1, 6.12; not 7.3) pass the
+ * memcg path too (Kbuild tells from the header): the source's probe is
+ * renamed and called from one of the old prototype, which takes its name.
+ */
+struct mm_struct;
+
+static void gup_fast_witness_locking_new(void *data, struct mm_struct *mm,
+					 bool write);
+
+static void gup_fast_witness_locking(void *data, struct mm_struct *mm,
+				     const char *memcg_path, bool write)
+{
+	gup_fast_witness_locking_new(data, mm, write);
+}
+
+#define gup_fast_witness_locking(data, mm, write) \
+	gup_fast_witness_locking_new(data, mm, write)
+#endif
+
 #endif /* _GUP_TEST_COMPAT_H */

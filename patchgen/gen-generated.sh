@@ -26,6 +26,8 @@ FILES=(
 	mm/gup_test.c
 	mm/gup_test.h
 	tools/testing/selftests/kselftest.h
+	tools/testing/selftests/mm/hugepage_settings.c
+	tools/testing/selftests/mm/hugepage_settings.h
 	tools/testing/selftests/mm/vm_util.c
 	tools/testing/selftests/mm/vm_util.h
 )

@@ -7,12 +7,27 @@
 #include <linux/ktime.h>
 #include <linux/debugfs.h>
 #include <linux/highmem.h>
+#include <trace/events/mmap_lock.h>
 #include "gup_test.h"
+
+/*
+ * GUP-fast never takes the mmap_lock; the slow path behind a FOLL_PIN call
+ * does. A pin that locked nothing on the way took GUP-fast. The probe on
+ * the mmap_lock tracepoint stays registered from a file's first pinning
+ * GUP_FAST_VERDICT until the file is released: each registration patches
+ * kernel text, too costly to repeat per command.
+ */
+struct gup_fast_witness {
+	struct mutex lock;		/* one pinning verdict at a time */
+	struct task_struct *task;	/* the task asking; NULL: not registered */
+	bool locked;
+};
 
 struct gup_test_data {
 	struct mutex longterm_mutex;
 	struct page **longterm_pages;
 	unsigned long longterm_nr_pages;
+	struct gup_fast_witness witness;
 };
 
 static void put_back_pages(unsigned int cmd, struct page **pages,
@@ -358,13 +373,47 @@ static long pin_longterm_test_ioctl(struct file *filep, unsigned int cmd,
 	return ret;
 }
 
-static int gup_fast_verdict(struct gup_fast_verdict __user *uarg)
+static void gup_fast_witness_locking(void *data, struct mm_struct *mm,
+				     bool write)
 {
+	struct gup_fast_witness *w = data;
+
+	if (current == READ_ONCE(w->task))
+		WRITE_ONCE(w->locked, true);
+}
+
+/*
+ * Did GUP-fast take the page at @addr for @gup_flags? A get_user_pages()
+ * reference through GUP-fast alone without @w, else a pin_user_pages()
+ * pin, which the slow path completes where GUP-fast refuses.
+ */
+static bool gup_fast_took(unsigned long addr, unsigned int gup_flags,
+			  struct gup_fast_witness *w)
+{
+	struct page *page;
+
+	if (!w) {
+		if (get_user_pages_fast_only(addr, 1, gup_flags, &page) != 1)
+			return false;
+		put_page(page);
+		return true;
+	}
+	WRITE_ONCE(w->locked, false);
+	if (pin_user_pages_fast(addr, 1, gup_flags, &page) != 1)
+		return false;
+	unpin_user_page(page);
+	return !READ_ONCE(w->locked);
+}
+
+static int gup_fast_verdict(struct gup_test_data *data,
+			    struct gup_fast_verdict __user *uarg)
+{
+	struct gup_fast_witness *witness = NULL;
 	struct gup_fast_verdict args;
 	unsigned int gup_flags = 0;
 	unsigned long i, end;
 	u8 __user *verdicts;
-	struct page *page;
+	int ret = 0;
 	u8 fast;
 
 	/* Without GUP-fast every page would read as refused. */
@@ -372,7 +421,9 @@ static int gup_fast_verdict(struct gup_fast_verdict __user *uarg)
 		return -EOPNOTSUPP;
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
-	if ((args.flags & ~GUP_FAST_VERDICT_FLAG_WRITE) || args.reserved ||
+	if ((args.flags & ~GUP_FAST_VERDICT_FLAGS) || args.reserved ||
+	    ((args.flags & GUP_FAST_VERDICT_FLAG_LONGTERM) &&
+	     !(args.flags & GUP_FAST_VERDICT_FLAG_PIN)) ||
 	    !args.size || !IS_ALIGNED(args.addr | args.size, PAGE_SIZE) ||
 	    args.addr > ULONG_MAX || args.size > ULONG_MAX ||
 	    check_add_overflow((unsigned long)args.addr,
@@ -380,24 +431,46 @@ static int gup_fast_verdict(struct gup_fast_verdict __user *uarg)
 		return -EINVAL;
 	if (args.flags & GUP_FAST_VERDICT_FLAG_WRITE)
 		gup_flags |= FOLL_WRITE;
+	if (args.flags & GUP_FAST_VERDICT_FLAG_LONGTERM)
+		gup_flags |= FOLL_LONGTERM;
+	if (args.flags & GUP_FAST_VERDICT_FLAG_PIN) {
+		if (!IS_ENABLED(CONFIG_TRACING))
+			return -EOPNOTSUPP;
+		witness = &data->witness;
+		if (mutex_lock_killable(&witness->lock))
+			return -EINTR;
+		if (!witness->task)
+			ret = register_trace_mmap_lock_start_locking(gup_fast_witness_locking,
+								     witness);
+		if (ret) {
+			mutex_unlock(&witness->lock);
+			return ret;
+		}
+		WRITE_ONCE(witness->task, current);
+	}
 
 	verdicts = u64_to_user_ptr(args.verdicts);
 	args.nr_fast = 0;
 	for (i = 0; i < args.size / PAGE_SIZE; i++) {
 		/* One page at a time: a refusal must not hide the rest. */
-		fast = get_user_pages_fast_only(args.addr + i * PAGE_SIZE, 1,
-						gup_flags, &page) == 1;
-		if (fast)
-			put_page(page);
+		fast = gup_fast_took(args.addr + i * PAGE_SIZE, gup_flags, witness);
 		args.nr_fast += fast;
-		if (verdicts && put_user(fast, verdicts + i))
-			return -EFAULT;
-		if (fatal_signal_pending(current))
-			return -EINTR;
+		if (verdicts && put_user(fast, verdicts + i)) {
+			ret = -EFAULT;
+			break;
+		}
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			break;
+		}
 		cond_resched();
 	}
 
-	return copy_to_user(uarg, &args, sizeof(args)) ? -EFAULT : 0;
+	if (witness)
+		mutex_unlock(&witness->lock);
+	if (!ret && copy_to_user(uarg, &args, sizeof(args)))
+		ret = -EFAULT;
+	return ret;
 }
 
 static long gup_test_ioctl(struct file *filep, unsigned int cmd,
@@ -419,7 +492,7 @@ static long gup_test_ioctl(struct file *filep, unsigned int cmd,
 	case PIN_LONGTERM_TEST_READ:
 		return pin_longterm_test_ioctl(filep, cmd, arg);
 	case GUP_FAST_VERDICT:
-		return gup_fast_verdict((void __user *)arg);
+		return gup_fast_verdict(filep->private_data, (void __user *)arg);
 	default:
 		return -EINVAL;
 	}
@@ -453,6 +526,7 @@ static int gup_test_open(struct inode *inode, struct file *file)
 	}
 
 	mutex_init(&data->longterm_mutex);
+	mutex_init(&data->witness.lock);
 	file->private_data = data;
 	return 0;
 }
@@ -463,6 +537,13 @@ static int gup_test_release(struct inode *inode, struct file *file)
 
 	pin_longterm_test_stop(data);
 	mutex_destroy(&data->longterm_mutex);
+	if (IS_ENABLED(CONFIG_TRACING) && data->witness.task) {
+		unregister_trace_mmap_lock_start_locking(gup_fast_witness_locking,
+							 &data->witness);
+		/* No probe may still be looking at the witness when it goes. */
+		tracepoint_synchronize_unregister();
+	}
+	mutex_destroy(&data->witness.lock);
 	kfree(data);
 	file->private_data = NULL;
 

@@ -44,22 +44,39 @@ struct pin_longterm_test {
 };
 
 #define GUP_FAST_VERDICT_FLAG_WRITE	1
+#define GUP_FAST_VERDICT_FLAG_PIN	2
+#define GUP_FAST_VERDICT_FLAG_LONGTERM	4
+#define GUP_FAST_VERDICT_FLAGS		(GUP_FAST_VERDICT_FLAG_WRITE | \
+					 GUP_FAST_VERDICT_FLAG_PIN | \
+					 GUP_FAST_VERDICT_FLAG_LONGTERM)
 
 /**
- * struct gup_fast_verdict - ask GUP-fast alone about each page of a range
+ * struct gup_fast_verdict - ask which pages of a range GUP-fast takes
  * @addr: start of the range in the caller's address space, page aligned
  * @size: length of the range in bytes, a non-zero multiple of the page size
  * @verdicts: user pointer to one byte per page, or 0; byte i is set to 1 if
- *	GUP-fast took page i and to 0 if it refused it
+ *	GUP-fast took page i and to 0 if it did not
  * @nr_fast: out: the number of pages GUP-fast took
- * @flags: GUP_FAST_VERDICT_FLAG_WRITE to ask for write access, or 0
+ * @flags: GUP_FAST_VERDICT_FLAG_* (above), or 0
  * @reserved: must be 0
  *
- * GUP_FAST_VERDICT calls get_user_pages_fast_only() page by page and drops
- * each reference at once. Nothing falls back to the slow path, so a page
- * that is not present, not writable for GUP_FAST_VERDICT_FLAG_WRITE, or
- * rejected by gup_fast_folio_allowed() counts as refused. Without
- * CONFIG_HAVE_GUP_FAST the command fails with EOPNOTSUPP.
+ * GUP_FAST_VERDICT asks page by page and drops each reference or pin at
+ * once. Its flags are the FOLL_* flags of the question:
+ *
+ * - GUP_FAST_VERDICT_FLAG_WRITE: FOLL_WRITE.
+ * - GUP_FAST_VERDICT_FLAG_PIN: FOLL_PIN, through pin_user_pages_fast();
+ *   without it, FOLL_GET through get_user_pages_fast_only().
+ * - GUP_FAST_VERDICT_FLAG_LONGTERM: FOLL_LONGTERM; needs the PIN flag.
+ *
+ * Without GUP_FAST_VERDICT_FLAG_PIN nothing falls back to the slow path:
+ * a page that is not present, not writable for a write, or rejected by
+ * gup_fast_folio_allowed() counts as not taken. With it, a page GUP-fast
+ * refuses goes to the slow path as for any pin_user_pages_fast() caller,
+ * which may fault it in; the page counts as taken only if the call pinned
+ * it without taking the mmap_lock, which GUP-fast never takes (the
+ * mmap_lock_start_locking tracepoint tells). The command fails with
+ * EOPNOTSUPP without CONFIG_HAVE_GUP_FAST, and for GUP_FAST_VERDICT_FLAG_PIN
+ * without CONFIG_TRACING.
  *
  * A MAP_SHARED mapping of the gup_test file gives pages to ask about: on
  * its first touch, each page is an order-0 page from alloc_page() inserted

@@ -56,6 +56,30 @@ def cmd_kernels(args) -> int:
     return 0
 
 
+# The test's cells, by the letter a row's table gives each when GUP-fast
+# took every page of it.
+CELLS = (("read", "r"), ("write", "w"), ("longterm_write", "L"))
+# What a failure of the shadow read and write cells is: the bug itself.
+BUG_CASES = {"verdict_shadow_read", "verdict_shadow_write"}
+
+
+def fast_table(summary: dict) -> str | None:
+    """The kernel's GUP-fast table as the test saw it, one word per backing
+    in the test's order: r, w, L where GUP-fast took every page of the
+    read, write or long-term write cell, - where it took none, ~ where some,
+    ? where the cell was not judged (skipped); None without verdicts."""
+    got = {(v["backing"], v["access"]): v for v in summary.get("verdicts", [])}
+    words = []
+    for backing in dict.fromkeys(b for b, _ in got):
+        cells = ""
+        for access, letter in CELLS:
+            v = got.get((backing, access))
+            cells += ("?" if v is None or v["total"] <= 0 else letter
+                      if v["fast"] == v["total"] else "-" if v["fast"] == 0 else "~")
+        words.append(f"{backing} {cells}")
+    return ", ".join(words) or None
+
+
 def _row(o: debian.Offered, summary: dict | None, code: int | None,
          error: str = "") -> dict:
     """A module row: the run's summary.json (None: the run ended early)."""
@@ -68,6 +92,9 @@ def _row(o: debian.Offered, summary: dict | None, code: int | None,
         return row
     row["verdict"] = summary.get("verdict")
     row["bug_present"] = summary.get("bug_present")
+    row["table"] = fast_table(summary)
+    row["other_failures"] = sorted(c["name"] for c in summary.get("cases", [])
+                                   if c["status"] == "fail" and c["name"] not in BUG_CASES)
     for v in summary.get("verdicts", []):
         if v["backing"] == "shadow" and v["access"] == "write":
             row["shadow"] = f"{v['fast']}/{v['total']}"
@@ -154,15 +181,19 @@ def _word(row: dict) -> str:
     if row.get("agrees") is False:
         word += " (MISMATCH: the series is known to " + \
             ("carry it)" if row["expected_bug"] else "be free of it)")
+    if row.get("other_failures"):
+        word += "; also failed: " + ", ".join(row["other_failures"])
     return word
 
 
 def table(rows: list[dict]) -> str:
     cells = [[r["series"], r["release"], r["suites"][0] if r["suites"] else "",
               r["version"], r["method"], r.get("evidence") or "-",
+              r.get("table") or "-",
               f"{r['ratio']:.2f}" if r["ratio"] else "-", _word(r)] for r in rows]
     return stats.format_table(cells, ["series", "release", "suite", "package",
-                                      "method", "evidence", "ratio", "verdict"])
+                                      "method", "evidence", "GUP-fast table", "ratio",
+                                      "verdict"])
 
 
 def exit_status(rows: list[dict]) -> int:

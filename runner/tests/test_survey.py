@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -36,6 +37,31 @@ class NewestPerSeriesTest(unittest.TestCase):
         row = survey._row(offer("6.12.118+deb13-amd64"), summary, 1)
         self.assertEqual((row["shadow"], row["ratio"], row["exit_status"]),
                          ("0/512", 3.66, 1))
+
+    def test_row_table_from_real_runs(self):
+        real = Path(__file__).resolve().parent / "data" / "real"
+        want = {"6.1": "anon rwL, thp rwL, hugetlb rwL, memfd rwL, file rwL, shadow rwL, "
+                       "secretmem ---",
+                "6.12": "anon rwL, thp rwL, hugetlb rwL, memfd rwL, file rw-, shadow ---, "
+                        "secretmem ---",
+                "7.3": "anon rwL, thp rwL, hugetlb rwL, memfd rwL, file rw-, shadow rw-, "
+                       "secretmem ---"}
+        for release, table in want.items():
+            with self.subTest(release):
+                s = json.loads((real / f"table-debian-{release}.summary.json").read_text())
+                row = survey._row(offer("6.12.118+deb13-amd64"), s, s["exit_status"])
+                self.assertEqual(row["table"], table)
+                self.assertEqual(row["other_failures"], [])
+                self.assertIn(table, survey.table([survey._judged(row)]))
+
+    def test_table_marks_partial_and_unjudged_cells(self):
+        s = {"verdicts": [{"backing": "thp", "access": "read", "fast": 3, "total": 512},
+                          {"backing": "thp", "access": "write", "fast": 512, "total": 512}],
+             "cases": [{"name": "verdict_thp_longterm_write", "status": "fail"}]}
+        row = survey._row(offer("6.12.118+deb13-amd64"), s, 1)
+        self.assertEqual(row["table"], "thp ~w?")
+        self.assertEqual(row["other_failures"], ["verdict_thp_longterm_write"])
+        self.assertIsNone(survey.fast_table({}))
 
     def test_flavours_option(self):
         self.assertEqual(survey._flavours("amd64, cloud-amd64"), ["amd64", "cloud-amd64"])

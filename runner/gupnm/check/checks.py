@@ -22,8 +22,8 @@ from pathlib import Path
 
 from ..host import REPO, RunnerError, cache_dir, ensure_tools, progress
 from ..prepare import chroot, debian, modsource, source
-from . import (arm64_checks, contract, docs_short, kselftest_checks, matrix, numa,
-               probe_checks, sending)
+from . import (arm64_checks, contract, docs_short, kselftest_checks, matrix, mutation,
+               numa, probe_checks, sending)
 from .tally import Tally
 
 
@@ -81,13 +81,18 @@ def check_module_builds(t: Tally) -> None:
 
 def _test_build(cc: str, out: Path) -> list:
     """The test's build command for @cc into @out, as the runner builds it:
-    includes and vm_util.c from generated/ (modsource)."""
+    includes and helpers (vm_util.c, hugepage_settings.c) from generated/
+    (modsource); the helpers without -Werror, their warnings upstream's."""
     incs = [a for inc in modsource.selftest_includes() for a in ("-I", str(inc))]
-    lib = modsource.selftest_libs()[0]
-    return ["bash", "-c", '"$1" -O2 "${@:4}" -c -o "$2.o" "$3" && '
-            '"$1" -static -O2 -Wall -Wextra -Werror "${@:4}" -o "$2" '
-            f'"{REPO / "tools/testing/selftests/mm/gup_null_mapping.c"}" "$2.o" -lpthread -lm',
-            "-", cc, str(out), str(lib), *incs]
+    libs = [str(p) for p in modsource.selftest_libs()]
+    n = len(incs)
+    return ["bash", "-c", 'cc=$1 out=$2; shift 2; incs=("${@:1:%d}"); shift %d; objs=(); '
+            'for c in "$@"; do objs+=("$out.${c##*/}.o"); '
+            '"$cc" -O2 "${incs[@]}" -c -o "${objs[-1]}" "$c" || exit; done; '
+            '"$cc" -static -O2 -Wall -Wextra -Werror "${incs[@]}" -o "$out" '
+            f'"{REPO / "tools/testing/selftests/mm/gup_null_mapping.c"}" "${{objs[@]}}" '
+            '-lpthread -lm' % (n, n),
+            "-", cc, str(out), *incs, *libs]
 
 
 def check_selftest_build(t: Tally, base: Path) -> None:
@@ -400,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
         arm64_checks.check_arm64(t)
     elif args.debug:
         matrix.run_debug(t)
+    elif args.mutants:
+        mutation.check(t)
     else:
         if not args.vm_only:
             _host_checks(t, bases)
@@ -431,6 +438,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--arm64", action="store_true",
                     help="only the arm64 rows: Debian arm64 kernels under "
                     "qemu-system-aarch64 (make check-arm64)")
+    ap.add_argument("--mutants", action="store_true",
+                    help="only the mutation check of gup_fast_folio_allowed() "
+                    "(make check-mutants)")
     ap.add_argument("--no-fresh", action="store_true",
                     help="leave out the fresh-machine check (contract.py)")
     return ap
@@ -475,6 +485,8 @@ def _vm_checks(t: Tally, args: argparse.Namespace) -> None:
     matrix.run_unasked(t)
     matrix.run_thp_always(t)
     matrix.run_thp_source(t)
+    progress("mutation check: each decision of gup_fast_folio_allowed() flipped")
+    mutation.check(t, module_runs.get("source:debian-7.3:all"))
     progress("the module-free probe on the matrix's Debian kernels")
     probe_checks.vm_checks(t, module_runs)
     progress(f"NUMA pressure, {NUMA_SHORT_RUNS} runs per kernel "

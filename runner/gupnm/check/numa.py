@@ -48,8 +48,6 @@ def judge(tap_text: str, exit_status: int | None, expect: str
     want[("shadow", "read")] = want[("shadow", "write")] = (
         "none" if expect == "bug" else "all")
     want[("shadow", "longterm_write")] = "expected"
-    if expect != "bug":
-        want[("shadow", "pin_write")] = "all"
     for (backing, access), w in want.items():
         v = t.verdicts.get((backing, access))
         if v is None:

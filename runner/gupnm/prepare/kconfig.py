@@ -86,10 +86,13 @@ def fragments(variant: str, tree: Path | None, with_module: bool,
 
 
 def files_key(variant: str, arch: str = "amd64") -> str:
-    """A short digest of the files of runner/configs a source kernel of
-    @variant and @arch is configured from (source.build_dir names its build
-    directory by it)."""
-    return "cfg" + digest(config_files(variant, arch))[:8]
+    """A short digest of the options the runner/configs files of @variant
+    and @arch ask for, merged (source.build_dir names its build directory by
+    it): a comment changes no key, and variants asking the same options
+    (default and selftests) share one build; another arch never does."""
+    want = requested(config_files(variant, arch))
+    options = "".join(f"{opt}={value}\n" for opt, (value, _) in sorted(want.items()))
+    return "cfg" + digest([(arch, options)])[:8]
 
 
 def gup_test_tristate(tree: Path) -> bool:

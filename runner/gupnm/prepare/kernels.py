@@ -9,7 +9,10 @@ A spec names one kernel to test:
                                all (default), nofix (all but the fix),
                                wrongfix (a NULL mapping always allowed),
                                anonslow (all, and GUP-fast refusing every
-                               anonymous folio: a negative control), none
+                               anonymous folio: a negative control), none,
+                               mutant-NAME (all, and one decision of
+                               gup_fast_folio_allowed() flipped:
+                               runner/gupnm/check/mutants/NAME.diff)
   image:KERNEL:DIR             a kernel image, with either its headers or
                                build directory (the module is built against
                                it) or a module tree holding gup_test.ko
@@ -57,9 +60,9 @@ def parse_spec(spec: str) -> tuple[str, list[str]]:
     if kind == "source" and rest and not rest.startswith(":"):
         tree, _, sel = rest.partition(":")
         sel = sel or "all"
-        if sel not in source.SELECTIONS:
+        if sel not in source.SELECTIONS and not source.mutant_of(sel):
             raise UsageError(f"'{sel}' in '{spec}' is not a patch selection: "
-                              + ", ".join(source.SELECTIONS))
+                              + ", ".join(source.SELECTIONS) + ", mutant-NAME")
         return kind, [tree, sel]
     if kind == "image" and rest:
         parts = rest.split(":")
@@ -238,12 +241,13 @@ def _source_selftest(tree: Path, cc: str = "gcc") -> Path:
 def build_selftest(src: Path, cc: str = "gcc") -> Path:
     """Static gup_null_mapping from @src, with what it includes and links
     from generated/ (modsource): the series' <mm/gup_test.h>, the base's
-    kselftest.h, vm_util.[ch] and <linux/fs.h>."""
+    kselftest.h, vm_util.[ch], hugepage_settings.[ch] and <linux/fs.h>."""
     gen = modsource.GENERATED
     libs = modsource.selftest_libs()
     inputs = [src, gen / "mm/gup_test.h", gen / "include/uapi/linux/fs.h",
               gen / "tools/testing/selftests/kselftest.h",
-              gen / "tools/testing/selftests/mm/vm_util.h", *libs]
+              gen / "tools/testing/selftests/mm/vm_util.h",
+              gen / "tools/testing/selftests/mm/hugepage_settings.h", *libs]
     return _static_build("selftest", "gup_null_mapping", src, inputs,
                          modsource.selftest_includes(), ["-lpthread", "-lm"], cc,
                          objs=tuple(libs))

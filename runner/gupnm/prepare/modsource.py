@@ -46,4 +46,5 @@ def selftest_includes() -> list[Path]:
 
 def selftest_libs() -> list[Path]:
     """What the test links with, as the selftests/mm Makefile has it."""
-    return [GENERATED / "tools/testing/selftests/mm/vm_util.c"]
+    mm = GENERATED / "tools/testing/selftests/mm"
+    return [mm / "vm_util.c", mm / "hugepage_settings.c"]

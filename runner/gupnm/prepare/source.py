@@ -43,6 +43,12 @@ MUTATIONS = {
 ANON_LINE = re.compile(r"^(\s*)return mapping_flags & (?:PAGE|FOLIO)_MAPPING_ANON;$",
                        re.M)
 ANONSLOW_LINE = r"\1return false;"
+# make check's mutants of gup_fast_folio_allowed() (check/mutation.py): a
+# small edit of 7.3's mm/gup.c each, applied after the whole series, one
+# decision of the function flipped. Selection mutant-NAME is NAME.diff; all
+# mutants of a tree share one worktree and build directory, so the next
+# mutant rebuilds mm/gup.o and relinks.
+MUTANTS = REPO / "runner" / "gupnm" / "check" / "mutants"
 # Debian's source trees the runner knows, by the patch series made for them.
 DEBIAN_TREES = {"debian-6.12": "stable-6.12", "debian-7.3": "upstream"}
 
@@ -145,7 +151,22 @@ def prefix_of(selection: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def mutant_of(selection: str) -> Path | None:
+    """The edit of "mutant-NAME" (MUTANTS/NAME.diff); None for another
+    selection; UsageError for a mutant that has no file."""
+    m = re.fullmatch(r"mutant-([a-z0-9-]+)", selection)
+    if not m:
+        return None
+    edit = MUTANTS / f"{m.group(1)}.diff"
+    if not edit.exists():
+        raise UsageError(f"no mutant '{m.group(1)}': use one of "
+                         + ", ".join(sorted(p.stem for p in MUTANTS.glob("*.diff"))))
+    return edit
+
+
 def series(selection: str, patch_dir: Path) -> list[Path]:
+    if mutant_of(selection):
+        return series("all", patch_dir)
     if prefix_of(selection):
         whole = series("all", patch_dir)
         if prefix_of(selection) > len(whole):
@@ -252,6 +273,13 @@ def _patched_commit(base: Path, head: str, patches: list[Path], kroot: Path,
                                   text=True, check=True).stdout.strip()
             _git(base, "update-index", "--cacheinfo", f"100644,{blob},mm/gup.c",
                  env=env)
+    edit = mutant_of(selection)
+    if edit:
+        proc = subprocess.run(["git", "-C", str(base), "apply", "--cached", str(edit)],
+                              capture_output=True, text=True, env=dict(os.environ, **env))
+        if proc.returncode:
+            raise RunnerError(f"mutant {edit.name} does not apply to {base} "
+                              f"({head[:12]}) + the series:\n{proc.stderr.strip()}")
     tree = _git(base, "write-tree", env=env)
     index.unlink(missing_ok=True)
     ident = {"GIT_AUTHOR_NAME": "gupnm", "GIT_AUTHOR_EMAIL": "gupnm@localhost",
@@ -260,7 +288,7 @@ def _patched_commit(base: Path, head: str, patches: list[Path], kroot: Path,
              "GIT_COMMITTER_DATE": "2026-01-01T00:00:00+0000"}
     msg = "gupnm: " + (", ".join(p.name for p in patches) or "no patches") \
         + (f" ({selection})" if selection in MUTATIONS or
-           selection == "anonslow" else "")
+           selection == "anonslow" or edit else "")
     return _git(base, "commit-tree", tree, "-p", head, "-m", msg, env=ident)
 
 
@@ -283,7 +311,8 @@ def _resolve(spec: str, selection: str) -> tuple[Path, str, list[Path], str]:
     head = _git(base, "rev-parse", "HEAD")
     patches = series(selection, current_series(base, resolved.series)
                      if selection != "none" else PATCHES / resolved.series)
-    return base, head, patches, f"{_slug(base.name)}-{head[:12]}-{selection}"
+    shared = "mutants" if mutant_of(selection) else selection
+    return base, head, patches, f"{_slug(base.name)}-{head[:12]}-{shared}"
 
 
 def prepare(spec: str, selection: str, variant: str = "default",
@@ -313,7 +342,7 @@ def patched_commit(spec: str, selection: str) -> tuple[Path, str]:
 
 def build_dir(kroot: Path, variant: str, arch: str = "amd64") -> Path:
     """A build directory per configuration beside the key's one tree: named
-    by the digest of the runner/configs files it is configured from, so a
+    by the digest of the options its runner/configs files ask for, so a
     changed fragment builds beside the old build (which runs of another
     clone or branch may still use) instead of reconfiguring it, and shares
     the tree (1.8 GB) and ccache (the same ../src layout) with it."""

@@ -212,7 +212,7 @@ def build_summary(*, kernel_release: str, kernel_source: Mapping[str, Any], acce
         'expected': dict(expected) if expected is not None else None,
     }
     if pre65:
-        summary['notes'] = [f'verdict_shadow_longterm_write: XFAIL: {PRE_65}']
+        summary['notes'] = [f'{name}: XFAIL: {PRE_65}' for name in pre65]
     summary['as_expected'] = _as_expected(expected, summary)
     return summary
 

@@ -207,6 +207,12 @@ class FilesKeyTest(unittest.TestCase):
         with self.configs(dict(self.FILES, **{'debug.config': 'CONFIG_B=n\n'})):
             self.assertEqual(kconfig.files_key('default'), default)
             self.assertNotEqual(kconfig.files_key('debug'), debug)
+        # A comment changes no key; a variant asking nothing more than
+        # base.config shares its build.
+        with self.configs(dict(self.FILES, **{'base.config': '# why\nCONFIG_A=y\n',
+                                              'debug.config': '# nothing more\n'})):
+            self.assertEqual(kconfig.files_key('default'), default)
+            self.assertEqual(kconfig.files_key('debug'), default)
 
     def test_unknown_variant(self):
         with self.assertRaisesRegex(RunnerError, "unknown config variant 'debgu'"):
@@ -288,7 +294,13 @@ class FragmentsTest(unittest.TestCase):
             self.assertEqual(inmod[-1][1], 'CONFIG_GUP_TEST=m\n')
             self.assertEqual(kconfig.missing(inmod[2:], final.replace(
                 '# CONFIG_GUP_TEST is not set', 'CONFIG_GUP_TEST=m')), [])
-            self.assertIn('CONFIG_KSM=y', frags[1][1])
+            # base.config has what the selftests need: the variant asks for
+            # nothing more and shares the default build (one build, not two,
+            # for every --command short form make check runs).
+            self.assertIn('CONFIG_KSM=y', frags[0][1])
+            self.assertIn('CONFIG_TRANSPARENT_HUGEPAGE_MADVISE=y', frags[0][1])
+            self.assertEqual(kconfig.parse(frags[1][1]), {})
+            self.assertEqual(kconfig.files_key('selftests'), kconfig.files_key('default'))
             (mm / 'config').write_text('CONFIG_SYSVIPC=y\n')
             with self.assertRaisesRegex(RunnerError, 'does not name CONFIG_GUP_TEST'):
                 kconfig.fragments('selftests', Path(tmp), False)

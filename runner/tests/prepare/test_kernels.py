@@ -268,7 +268,9 @@ class BuildTest(unittest.TestCase):
         for name in ('mm/gup_test.h', 'include/uapi/linux/fs.h',
                      'tools/testing/selftests/kselftest.h',
                      'tools/testing/selftests/mm/vm_util.h',
-                     'tools/testing/selftests/mm/vm_util.c'):
+                     'tools/testing/selftests/mm/vm_util.c',
+                     'tools/testing/selftests/mm/hugepage_settings.h',
+                     'tools/testing/selftests/mm/hugepage_settings.c'):
             (gts / name).parent.mkdir(parents=True, exist_ok=True)
             (gts / name).write_text(f'/* {name} */\n')
         return src, gts
@@ -285,19 +287,20 @@ class BuildTest(unittest.TestCase):
             out = kernels.build_selftest(src)
             self.assertTrue(out.exists())
             self.assertEqual(out.name, 'gup_null_mapping')
-            lib, cmd = (c.args[0] for c in run.call_args_list)
+            lib, lib2, cmd = (c.args[0] for c in run.call_args_list)
             self.assertIn(gts / 'tools/testing/selftests/mm/vm_util.c', lib)   # no -Werror
-            self.assertNotIn('-Werror', lib)
+            self.assertIn(gts / 'tools/testing/selftests/mm/hugepage_settings.c', lib2)
+            self.assertNotIn('-Werror', lib + lib2)
             self.assertEqual(cmd[0], 'gcc')
             for flag in ('-static', '-Werror', '-Wall', '-Wextra'):
                 self.assertIn(flag, cmd)
             # the base's <linux/fs.h> before the system's
             self.assertIn(gts / 'include/uapi', cmd)
             self.assertEqual(kernels.build_selftest(src), out)
-            self.assertEqual(run.call_count, 2)     # cached by content
+            self.assertEqual(run.call_count, 3)     # cached by content
             (gts / 'tools/testing/selftests/mm/vm_util.h').write_text('/* changed */\n')
             self.assertNotEqual(kernels.build_selftest(src), out)
-            self.assertEqual(run.call_count, 4)
+            self.assertEqual(run.call_count, 6)
 
     def test_build_selftest_needs_vm_util(self):
         src, gts = self._selftest_tree()

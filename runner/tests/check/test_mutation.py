@@ -1,0 +1,96 @@
+"""Unit tests for gupnm.check.mutation (the mutants of gup_fast_folio_allowed())."""
+
+import re
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from gupnm.check import matrix, mutation  # noqa: E402
+from gupnm.prepare import source  # noqa: E402
+from gupnm.host import UsageError  # noqa: E402
+
+
+def summary(exit_status, failed=()):
+    cases = [{"name": f"verdict_{b}_{c}", "status": "fail"
+              if f"verdict_{b}_{c}" in failed else "pass"}
+             for b in matrix.BACKINGS for c in matrix.CASES]
+    return {"exit_status": exit_status, "cases": cases}
+
+
+class MutantsTest(unittest.TestCase):
+    def setUp(self):
+        self.every = mutation.mutants()
+
+    def test_one_per_decision_each_caught_by_real_cells(self):
+        names = {m.name for m in self.every}
+        self.assertEqual(names, {
+            "longterm-write-unchecked", "secretmem-unchecked", "unchecked-refused",
+            "hugetlb-refused", "null-mapping-refused", "null-mapping-allowed",
+            "anon-refused", "secretmem-allowed", "shmem-refused", "file-allowed"})
+        cells = {f"verdict_{b}_{c}" for b in matrix.BACKINGS for c in matrix.CASES}
+        for m in self.every:
+            with self.subTest(m.name):
+                self.assertTrue(m.decision)
+                self.assertTrue(m.caught_by)
+                self.assertLessEqual(set(m.caught_by), cells)
+
+    def test_each_is_one_small_edit_of_gup_fast_folio_allowed(self):
+        for m in self.every:
+            with self.subTest(m.name):
+                text = (source.MUTANTS / f"{m.name}.diff").read_text()
+                self.assertEqual(text.count("--- a/mm/gup.c"), 1)
+                self.assertIn("gup_fast_folio_allowed", text)
+                minus = re.findall(r"^-(?!--)", text, re.M)
+                plus = re.findall(r"^\+(?!\+\+)", text, re.M)
+                self.assertEqual((len(minus), len(plus)), (1, 1))
+
+    def test_a_header_without_its_lines_is_an_error(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "x.diff").write_text("--- a/mm/gup.c\n")
+            with self.assertRaisesRegex(ValueError, "Caught by"):
+                mutation.mutants(Path(tmp))
+
+
+class JudgeTest(unittest.TestCase):
+    def setUp(self):
+        self.m = next(m for m in mutation.mutants() if m.name == "anon-refused")
+
+    def test_caught_in_its_cells(self):
+        ok, _ = mutation.judge(summary(1, self.m.caught_by), self.m)
+        self.assertTrue(ok)
+
+    def test_failing_elsewhere_is_not_catching_it(self):
+        ok, detail = mutation.judge(summary(1, ["verdict_shadow_read"]), self.m)
+        self.assertFalse(ok)
+        self.assertIn("not failed: verdict_anon_read", detail)
+
+    def test_a_pass_misses_it(self):
+        self.assertFalse(mutation.judge(summary(0), self.m)[0])
+
+    def test_unmutated(self):
+        self.assertTrue(mutation.judge(summary(0), None)[0])
+        self.assertFalse(mutation.judge(summary(1, ["verdict_file_read"]), None)[0])
+        self.assertFalse(mutation.judge(summary(1), None)[0])
+
+
+class SelectionTest(unittest.TestCase):
+    def test_mutant_selection(self):
+        self.assertEqual(source.mutant_of("mutant-anon-refused"),
+                         source.MUTANTS / "anon-refused.diff")
+        self.assertIsNone(source.mutant_of("all"))
+        with self.assertRaisesRegex(UsageError, "no mutant 'nope'.*anon-refused"):
+            source.mutant_of("mutant-nope")
+
+    def test_a_mutant_is_the_whole_series(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = Path(tmp)
+            (d / "series").write_text("0001-a.patch\n0002-b.patch\n")
+            self.assertEqual(source.series("mutant-anon-refused", d),
+                             source.series("all", d))
+
+
+if __name__ == "__main__":
+    unittest.main()
