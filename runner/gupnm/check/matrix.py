@@ -197,6 +197,15 @@ def _check_controls(out: _Checks, summary: dict) -> None:
 TOO_LARGE = "more than 32 MiB"
 
 
+def _check_judged(out: _Checks, summary: dict) -> None:
+    """Every cell judged: no SKIP but for pages over 32 MiB."""
+    skipped = sorted(f"{c['name']} ({c.get('reason') or 'no reason'})"
+                     for c in summary.get("cases", []) if c["status"] == "skip"
+                     and TOO_LARGE not in (c.get("reason") or ""))
+    out.check("every cell judged: none skipped (but pages over 32 MiB)", not skipped,
+              "; ".join(skipped))
+
+
 def _too_large(summary: dict, backing: str) -> bool:
     """Did every cell of @backing's row skip for pages over 32 MiB?"""
     row = [c for c in summary.get("cases", [])
@@ -212,11 +221,7 @@ def _check_every_case(out: _Checks, summary: dict, expect: str) -> None:
     want_names = {f"verdict_{b}_{c}" for b in BACKINGS for c in CASES}
     out.check(f"every case of the table reported ({len(want_names)} verdicts)",
               want_names <= names, "missing: " + ", ".join(sorted(want_names - names)))
-    skipped = sorted(f"{c['name']} ({c.get('reason') or 'no reason'})"
-                     for c in summary.get("cases", []) if c["status"] == "skip"
-                     and TOO_LARGE not in (c.get("reason") or ""))
-    out.check("every cell judged: none skipped (but pages over 32 MiB)", not skipped,
-              "; ".join(skipped))
+    _check_judged(out, summary)
     failed = sorted(c["name"] for c in summary.get("cases", [])
                     if c["status"] == "fail")
     allowed = {"bug": {"verdict_shadow_read", "verdict_shadow_write"},
@@ -384,11 +389,7 @@ def thp_source_assertions(summary: dict, tap_text: str, expect: str
     want_names = {f"verdict_{b}_{c}" for b in BACKINGS for c in CASES}
     out.check(f"every case of the table reported ({len(want_names)} verdicts)",
               want_names <= names, "missing: " + ", ".join(sorted(want_names - names)))
-    skipped = sorted(f"{c['name']} ({c.get('reason') or 'no reason'})"
-                     for c in summary.get("cases", []) if c["status"] == "skip"
-                     and TOO_LARGE not in (c.get("reason") or ""))
-    out.check("every cell judged: none skipped (but pages over 32 MiB)", not skipped,
-              "; ".join(skipped))
+    _check_judged(out, summary)
     failed = {c["name"] for c in summary.get("cases", []) if c["status"] == "fail"}
     out.check("the failed cases are " + ", ".join(sorted(ANONSLOW_FAILED)) + ", no other",
               failed == ANONSLOW_FAILED, "failed: " + ", ".join(sorted(failed)))
