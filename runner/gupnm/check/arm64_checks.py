@@ -10,8 +10,9 @@ x86 matrix (matrix.assertions: every case, controls, exit status, unload,
 free memory, benchmark, stress program), plus the page size the test used:
 the kernel's, never an assumed 4K.
 
-Not in make check: a cold run downloads three kernels and cross-builds
-(minutes); docs/arm64.md has the times measured.
+Then docs/arm64.md's commands in their short forms (docs_short). Not in
+make check: a cold run downloads three kernels and cross-builds (minutes);
+docs/arm64.md has the times measured.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import re
 from datetime import datetime
 
 from ..host import REPO
-from . import matrix
+from . import docs_short, matrix
 
 ARM64_MATRIX = [
     # (spec, expect, page size)
@@ -70,3 +71,5 @@ def check_arm64(t) -> None:
         got = page_size(out.tap_text)
         t.record(f"{label}: the test used the kernel's page size ({psize})",
                  got == psize, f"reported: {got}")
+    # docs/arm64.md's commands, short forms (make check runs the amd64 ones).
+    docs_short.check(t, "arm64")

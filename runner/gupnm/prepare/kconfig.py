@@ -77,22 +77,29 @@ def fragments(variant: str, tree: Path | None, with_module: bool,
     # The test needs the series' gup_test: in tree as a module where the
     # series made GUP_TEST tristate, else out of tree (kernels.build_module),
     # so the tree's own (older, bool) gup_test must stay out.
+    # Every variant says so, so that default and selftests ask the same
+    # options and share a build (options_key).
     if with_module:
         frags.append(("the series' gup_test, a module", "CONFIG_GUP_TEST=m\n"))
-    elif variant == "selftests":
+    else:
         frags.append(("gup_test out of tree: not built in",
                       "# CONFIG_GUP_TEST is not set\n"))
     return frags
 
 
-def files_key(variant: str, arch: str = "amd64") -> str:
-    """A short digest of the options the runner/configs files of @variant
-    and @arch ask for, merged (source.build_dir names its build directory by
-    it): a comment changes no key, and variants asking the same options
-    (default and selftests) share one build; another arch never does."""
-    want = requested(config_files(variant, arch))
-    options = "".join(f"{opt}={value}\n" for opt, (value, _) in sorted(want.items()))
+def options_key(frags: list[tuple[str, str]], arch: str = "amd64") -> str:
+    """A short digest of the options @frags ask for, merged (requested()),
+    and @arch: source.build_dir names a build directory by it, and a build
+    configured from it is not configured again. A comment or a fragment's
+    name changes no key, so variants that ask the same options (default and
+    selftests) share one build; another arch never does."""
+    options = "".join(f"{opt}={value}\n" for opt, (value, _) in sorted(requested(frags).items()))
     return "cfg" + digest([(arch, options)])[:8]
+
+
+def files_key(variant: str, arch: str = "amd64") -> str:
+    """options_key() of the runner/configs files of @variant alone."""
+    return options_key(config_files(variant, arch), arch)
 
 
 def gup_test_tristate(tree: Path) -> bool:

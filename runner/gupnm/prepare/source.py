@@ -317,8 +317,10 @@ def _resolve(spec: str, selection: str) -> tuple[Path, str, list[Path], str]:
 
 def prepare(spec: str, selection: str, variant: str = "default",
             arch: str = "amd64") -> SourceKernel:
-    base, head, patches, stem = _resolve(spec, selection)
-    key = f"{stem}-{variant}"
+    # One tree per patched commit: its variants build beside it, each in the
+    # build directory of its options (build_dir), so variants asking the
+    # same options share a build.
+    base, head, patches, key = _resolve(spec, selection)
     if arch != "amd64":
         key += f"-{arch}"
     kroot = cache_dir() / "kernels" / key
@@ -340,23 +342,21 @@ def patched_commit(spec: str, selection: str) -> tuple[Path, str]:
         return base, _patched_commit(base, head, patches, scratch, selection)
 
 
-def build_dir(kroot: Path, variant: str, arch: str = "amd64") -> Path:
+def build_dir(kroot: Path, frags: list[tuple[str, str]], arch: str = "amd64") -> Path:
     """A build directory per configuration beside the key's one tree: named
-    by the digest of the options its runner/configs files ask for, so a
+    by the digest of the options @frags ask for (kconfig.options_key), so a
     changed fragment builds beside the old build (which runs of another
-    clone or branch may still use) instead of reconfiguring it, and shares
-    the tree (1.8 GB) and ccache (the same ../src layout) with it."""
-    return kroot / f"build-{kconfig.files_key(variant, arch)}"
+    clone or branch may still use) instead of reconfiguring it, variants
+    asking the same options (default and selftests) share one build, and
+    all share the tree (1.8 GB) and ccache (the same ../src layout)."""
+    return kroot / f"build-{kconfig.options_key(frags, arch)}"
 
 
 def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
                     variant: str, kroot: Path, arch: str = "amd64") -> SourceKernel:
     """The steps of a source kernel: the patched tree checked out, the
     configuration, the build, the module snapshot."""
-    tree, build = kroot / "src", build_dir(kroot, variant, arch)
-    log = kroot / f"{build.name}.log"
-    log.write_text("")
-
+    tree = kroot / "src"
     progress(f"source {base} ({head[:12]}) + patches: {selection} "
              f"({len(patches)}), config: {variant}")
     _checkout(base, head, patches, kroot, selection, tree)
@@ -368,6 +368,9 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
     with_module = (selection != "none" and variant != "kselftest"
                    and kconfig.gup_test_tristate(tree))
     frags = kconfig.fragments(variant, tree, with_module, arch)
+    build = build_dir(kroot, frags, arch)
+    log = kroot / f"{build.name}.log"
+    log.write_text("")
     env = make_env(kroot)
     make = _make_command(tree, build, arch)
     _configure(make, frags, kroot, build, tree, log, env)
@@ -409,8 +412,8 @@ def _make_command(tree: Path, build: Path, arch: str) -> list[str]:
 def _configure(make: list[str], frags: list[tuple[str, str]], kroot: Path, build: Path,
                tree: Path, log: Path, env: dict) -> None:
     """tinyconfig + @frags, olddefconfig, every option checked; skipped when
-    the build's .config was made from the same fragments."""
-    digest = kconfig.digest(frags)
+    the build's .config was made from the same options."""
+    digest = kconfig.options_key(frags)   # the options, not the names that ask
     stamp = build / ".gupnm-config"
     if (build / ".config").exists() and stamp.exists() and \
             stamp.read_text().strip() == digest:

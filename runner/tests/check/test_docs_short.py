@@ -80,48 +80,45 @@ class ShortenTest(unittest.TestCase):
 
 
 class PlacementTest(unittest.TestCase):
-    def test_make_checks_own_kernels(self):
+    def test_make_check_runs_every_amd64_form(self):
+        # Issue 33: a change that breaks any of them fails CI, --command,
+        # --config selftests, other kernels and the survey included.
         for line in ("runner/gupnm-run run --kernel debian:6.1",
-                     "runner/gupnm-run compare --a source:debian-6.12:nofix "
-                     "--b source:debian-6.12:all --repeat 1",
-                     "runner/gupnm-run run --kernel image:$B/vmlinux:$B"):
+                     "runner/gupnm-run run --kernel debian:sid",
+                     "runner/gupnm-run compare --a source:debian-6.12 --b source:debian-7.3 "
+                     "--command 'gup_test -u -m 32'",
+                     "runner/gupnm-run compare --a source:debian-6.12:nofix --b "
+                     "source:debian-6.12:all --config selftests",
+                     "runner/gupnm-run run --kernel image:$B/vmlinux:$B",
+                     "for a in amd64 arm64; do runner/gupnm-run survey --series 6.1 "
+                     "--newest --arch $a; done"):
             with self.subTest(line=line):
                 self.assertEqual(ds.placement(line)[0], "check")
 
-    def test_the_named_target(self):
-        for line, why in (
-                ("runner/gupnm-run run --kernel debian:sid", "debian:sid"),
-                ("runner/gupnm-run compare --a source:debian-6.12 --b source:debian-7.3 "
-                 "--command 'gup_test -u -m 32'", "--command"),
-                ("runner/gupnm-run compare --a source:debian-6.12:nofix --b "
-                 "source:debian-6.12:all --config selftests", "another config"),
-                ("runner/gupnm-run run --arch arm64 --kernel debian:6.1", "arm64"),
-                ("runner/gupnm-run survey --series 6.1 --newest --arch amd64", "survey")):
-            with self.subTest(line=line):
-                where, said = ds.placement(line)
-                self.assertEqual(where, "named")
-                self.assertIn(why, said)
+    def test_arm64_ones_go_to_make_check_arm64(self):
+        where, said = ds.placement("runner/gupnm-run run --arch arm64 --kernel debian:6.1")
+        self.assertEqual(where, "arm64")
+        self.assertIn("check-arm64", said)
 
 
 class RealDocsTest(unittest.TestCase):
     def setUp(self):
         self.forms = ds.short_forms(dc.collect(ds.ROOT))
 
-    def test_every_reproduction_has_a_short_form_and_none_is_in_make_check(self):
+    def test_every_reproduction_has_a_short_form_in_make_check(self):
         repro = {f.cmd.text: f for f in self.forms if "repro-" in f.cmd.text}
         self.assertEqual(set(repro), {"make repro-longterm", "make repro-gup-fast",
                                       "make repro-ksm"})
         for f in repro.values():
-            self.assertEqual(f.where, "named")
+            self.assertEqual(f.where, "check")
             self.assertNotRegex(f.text, r"--repeat [^1]|-m (?!32\b)\d+|-s (?!32\b)\d+")
 
-    def test_make_checks_share_is_the_default_config_on_its_kernels(self):
-        check = [f for f in self.forms if f.where == "check"]
-        self.assertIn("make run", [f.cmd.text for f in check])
-        self.assertIn("make compare", [f.cmd.text for f in check])
-        for f in check:
-            self.assertNotIn("--command", f.text)
-            self.assertNotIn("--config", f.text)
+    def test_every_document_command_is_in_one_check(self):
+        where = {f.where for f in self.forms}
+        self.assertEqual(where, {"check", "arm64"})
+        self.assertIn("make run", [f.cmd.text for f in self.forms if f.where == "check"])
+        for f in self.forms:
+            self.assertEqual(f.where == "arm64", "--arch arm64" in f.text, f.text)
 
     def test_one_per_short_form(self):
         texts = [f.text for f in self.forms]
@@ -137,15 +134,15 @@ class RunTest(unittest.TestCase):
         s = ds.Short(cmd("make compare"), "exit 2", [], "check", "")
         with tempfile.TemporaryDirectory() as tmp:
             t = Tally()
-            ds.run(t, [s], Path(tmp), "check")
+            ds.run(t, [s], Path(tmp))
         self.assertEqual((t.passed, t.failed), (0, 1))
 
     def test_the_documents_expectation(self):
         s = ds.Short(cmd("make run KERNEL=debian:sid", comment="FAIL"),
-                     "echo 'make run: runner/gupnm-run exited 1' >&2; exit 1", [], "named", "")
+                     "echo 'make run: runner/gupnm-run exited 1' >&2; exit 1", [], "check", "")
         with tempfile.TemporaryDirectory() as tmp:
             t = Tally()
-            ds.run(t, [s], Path(tmp), "named")
+            ds.run(t, [s], Path(tmp))
         self.assertEqual((t.passed, t.failed), (1, 0))
 
     def test_setup_lines_share_the_shell(self):

@@ -243,9 +243,9 @@ class FragmentsTest(unittest.TestCase):
 
     def test_default_and_debug(self):
         self.assertEqual([n for n, _ in kconfig.fragments('default', None, False)],
-                         ['base.config'])
+                         ['base.config', 'gup_test out of tree: not built in'])
         frags = kconfig.fragments('debug', None, False)
-        self.assertEqual([n for n, _ in frags], ['base.config', 'debug.config'])
+        self.assertEqual([n for n, _ in frags], ['base.config', 'debug.config', 'gup_test out of tree: not built in'])
         self.assertEqual(frags[1][1], (kconfig.CONFIGS / 'debug.config').read_text())
 
     def test_module_line_when_the_tree_has_gup_test_tristate(self):
@@ -256,8 +256,16 @@ class FragmentsTest(unittest.TestCase):
         self.assertEqual(len(frags), 2)
 
     def test_no_module_line_without_it(self):
+        # The tree's own (bool) gup_test stays out in every variant, so the
+        # default and selftests variants ask the same options.
         frags = kconfig.fragments('default', None, False)
-        self.assertEqual([n for n, _ in frags], ['base.config'])
+        self.assertEqual(frags[1:], [('gup_test out of tree: not built in', '# CONFIG_GUP_TEST is not set\n')])
+        with tempfile.TemporaryDirectory() as tmp:
+            mm = Path(tmp) / 'tools/testing/selftests/mm'
+            mm.mkdir(parents=True)
+            (mm / 'config').write_text('CONFIG_GUP_TEST=y\nCONFIG_TRANSPARENT_HUGEPAGE=y\n')
+            selftests = kconfig.fragments('selftests', Path(tmp), False)
+        self.assertEqual(kconfig.options_key(frags), kconfig.options_key(selftests))
 
     def test_gup_test_tristate_reads_mm_kconfig(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -308,7 +316,7 @@ class FragmentsTest(unittest.TestCase):
     def test_thp_always(self):
         # THP "always" and no madvise(), after base.config (issue 32).
         frags = kconfig.fragments('thp-always', None, False)
-        self.assertEqual([n for n, _ in frags], ['base.config', 'thp-always.config'])
+        self.assertEqual([n for n, _ in frags], ['base.config', 'thp-always.config', 'gup_test out of tree: not built in'])
         want = kconfig.requested(frags)
         self.assertEqual({k: want[k][0] for k in (
             'CONFIG_TRANSPARENT_HUGEPAGE', 'CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS',
