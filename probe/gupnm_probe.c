@@ -59,55 +59,22 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
-#define KSFT_PASS	0
-#define KSFT_FAIL	1
-#define KSFT_SKIP	4
+#include "probe.h"
 
-#define KPF_REFERENCED		2
-#define KPF_DIRTY		4
-#define KPF_SLAB		7
-#define KPF_COMPOUND_HEAD	15
-#define KPF_COMPOUND_TAIL	16
-#define KPF_HUGE		17
-#define KPF_ANON		12
-#define KPF_THP			22
 #define PM_PRESENT		(1ULL << 63)
 #define PM_PFN_MASK		((1ULL << 55) - 1)
 
-#define MAX_PAGES	64
-#define MAX_REGIONS	8
-#define MAX_FDS		8
-#define MAX_TRIES	3
 #define MAX_ROUNDS	1001
 #define DEF_PAGES	16
 #define DEF_ROUNDS	21
 #define CALLS_PER_PAGE	4
 
 #define MSG_BUG	"GUP-fast rejects NULL-mapping order-0 folios"
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-static struct {
-	unsigned int pages;
-	unsigned int rounds;
-	unsigned int uring_entries;	/* 0: one page of SQEs */
-	bool verbose;
-} opt = { DEF_PAGES, DEF_ROUNDS, 0, false };
-
-static long page_size;
+struct options opt = { DEF_PAGES, DEF_ROUNDS, 0, false, false };
+long page_size;
 static int kpf_fd = -1, pagemap_fd = -1;
 static unsigned int test_nr, nr_pass, nr_fail, nr_skip;
-
-/* A mapping under test: its regions, its fds, the pages to trigger on. */
-struct mapping {
-	void *region[MAX_REGIONS];
-	size_t region_len[MAX_REGIONS];
-	unsigned int nr_regions;
-	int fd[MAX_FDS];
-	unsigned int nr_fds;
-	volatile uint32_t *page[MAX_PAGES];
-	unsigned int nr_pages;
-	bool control;		/* shmem: order-0 too, need not be mixedmap */
-};
 
 /* What the trigger did to a mapping's pages. */
 struct outcome {
@@ -118,7 +85,7 @@ struct outcome {
 	unsigned int efault;	/* FUTEX_WAKE returned EFAULT */
 };
 
-static void msg(const char *fmt, ...)
+void msg(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -129,7 +96,7 @@ static void msg(const char *fmt, ...)
 	fflush(stdout);
 }
 
-static void result(int code, const char *name, const char *fmt, ...)
+void result(int code, const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -150,7 +117,7 @@ static void result(int code, const char *name, const char *fmt, ...)
 	fflush(stdout);
 }
 
-static int futex_wake(volatile uint32_t *uaddr)
+int futex_wake(volatile uint32_t *uaddr)
 {
 	/* Not FUTEX_PRIVATE_FLAG: a shared futex looks the page up by GUP. */
 	return syscall(SYS_futex, uaddr, FUTEX_WAKE, 1, NULL, NULL, 0) < 0 ?
@@ -166,7 +133,7 @@ static int read_u64(int fd, uint64_t index, uint64_t *val)
 	return ret < 0 ? -errno : -EIO;
 }
 
-static int page_pfn(volatile void *addr, uint64_t *pfn)
+int page_pfn(volatile void *addr, uint64_t *pfn)
 {
 	uint64_t ent;
 	int ret;
@@ -180,15 +147,13 @@ static int page_pfn(volatile void *addr, uint64_t *pfn)
 	return *pfn ? 0 : -EPERM;	/* PFNs hidden without CAP_SYS_ADMIN */
 }
 
-static int kpageflags(uint64_t pfn, uint64_t *flags)
+int kpageflags(uint64_t pfn, uint64_t *flags)
 {
 	return read_u64(kpf_fd, pfn, flags);
 }
 
-#define KPF(flags, bit)	(((flags) >> (bit)) & 1)
-
 /* The VmFlags line of the VMA holding @addr, into @buf ("" if none). */
-static int vma_flags(volatile void *addr, char *buf, size_t len)
+int vma_flags(volatile void *addr, char *buf, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr, start = 0, end = 0;
 	bool inside = false;
@@ -218,7 +183,7 @@ static int vma_flags(volatile void *addr, char *buf, size_t len)
 	return 0;
 }
 
-static bool has_vmflag(const char *flags, const char *flag)
+bool has_vmflag(const char *flags, const char *flag)
 {
 	const char *p = flags;
 	size_t n = strlen(flag);
@@ -231,7 +196,7 @@ static bool has_vmflag(const char *flags, const char *flag)
 	return false;
 }
 
-static void unmap_all(struct mapping *m)
+void unmap_all(struct mapping *m)
 {
 	unsigned int i;
 
@@ -242,7 +207,7 @@ static void unmap_all(struct mapping *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static int add_region(struct mapping *m, void *addr, size_t len,
+int add_region(struct mapping *m, void *addr, size_t len,
 		      unsigned int first, unsigned int nr)
 {
 	unsigned int i;
@@ -256,7 +221,7 @@ static int add_region(struct mapping *m, void *addr, size_t len,
 	return 0;
 }
 
-static int add_fd(struct mapping *m, int fd)
+int add_fd(struct mapping *m, int fd)
 {
 	if (fd < 0)
 		return -errno;
@@ -282,7 +247,7 @@ static int map_control(struct mapping *m, char *why, size_t len)
 	return add_region(m, p, opt.pages * page_size, 0, opt.pages);
 }
 
-static int map_packet(struct mapping *m, char *why, size_t len)
+int map_packet(struct mapping *m, char *why, size_t len)
 {
 	struct tpacket_req req = {
 		.tp_block_size = page_size,
@@ -831,10 +796,12 @@ out:
 
 static void usage(const char *prog)
 {
-	printf("usage: %s [-n PAGES] [-r ROUNDS] [-u ENTRIES] [-v]\n"
+	printf("usage: %s [-n PAGES] [-r ROUNDS] [-u ENTRIES] [-t] [-v]\n"
 	       "  -n PAGES   pages per producer, 1-%d (default %d)\n"
 	       "  -r ROUNDS  cost rounds, 0-%d, 0: no cost figure (default %d)\n"
 	       "  -u ENTRIES io_uring SQ entries, 1-4096 (default: one page of SQEs)\n"
+	       "  -t         the GUP-fast table too (table.c): mounts tracefs where it is\n"
+	       "             not, a detached ramfs, uses io_uring and one free huge page\n"
 	       "  -v         every page's kpageflags before and after\n"
 	       "Needs root. Exit: 0 pass, 1 fail (the bug, or the probe broke), 4 skip.\n",
 	       prog, MAX_PAGES, DEF_PAGES, MAX_ROUNDS, DEF_ROUNDS);
@@ -878,7 +845,7 @@ int main(int argc, char **argv)
 	double t0 = now_ns();
 	int c;
 
-	while ((c = getopt(argc, argv, "n:r:u:vh")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:u:tvh")) != -1) {
 		switch (c) {
 		case 'n':
 			opt.pages = parse_uint(optarg, 1, MAX_PAGES, "-n");
@@ -888,6 +855,9 @@ int main(int argc, char **argv)
 			break;
 		case 'u':
 			opt.uring_entries = parse_uint(optarg, 1, 4096, "-u");
+			break;
+		case 't':
+			opt.table = true;
 			break;
 		case 'v':
 			opt.verbose = true;
@@ -901,7 +871,7 @@ int main(int argc, char **argv)
 		}
 	}
 	page_size = sysconf(_SC_PAGESIZE);
-	printf("TAP version 13\n1..%u\n", nr + 1);
+	printf("TAP version 13\n1..%u\n", nr + 1 + (opt.table ? table_cases() : 0));
 	msg("gupnm_probe: GUP-fast on NULL-mapping order-0 folios, seen through FUTEX_WAKE and /proc/kpageflags\n");
 	if (geteuid())
 		return skip_all("%s", "not root: /proc/kpageflags and PFNs in /proc/self/pagemap need CAP_SYS_ADMIN");
@@ -919,8 +889,11 @@ int main(int argc, char **argv)
 		run_producer(&producers[i], &ok);
 		counted += ok;
 	}
-	result(KSFT_SKIP, "longterm_write_pin", "%s",
-	       "cannot be seen without the test module: a futex GUP is neither FOLL_PIN nor FOLL_LONGTERM, so the FOLL_LONGTERM|FOLL_WRITE half of the fix (slow path kept) is not tested");
+	result(KSFT_SKIP, "longterm_write_pin", "%s", opt.table ?
+	       "a futex GUP is neither FOLL_PIN nor FOLL_LONGTERM: see table_shadow_longterm_write" :
+	       "cannot be seen without the test module or -t: a futex GUP is neither FOLL_PIN nor FOLL_LONGTERM, so the FOLL_LONGTERM|FOLL_WRITE half of the fix (slow path kept) is not tested");
+	if (opt.table)
+		table_run();
 	msg("%u producer(s) gave a verdict; %.0f ms\n", counted,
 	    (now_ns() - t0) / 1e6);
 	printf("# Totals: pass:%u fail:%u xfail:0 xpass:0 skip:%u error:0\n",

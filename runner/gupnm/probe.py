@@ -36,6 +36,8 @@ from pathlib import Path
 from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
 
 SOURCE = REPO / "probe" / "gupnm_probe.c"
+# The table (-t) and what both files share.
+SOURCES = (SOURCE, REPO / "probe" / "table.c", REPO / "probe" / "probe.h")
 METHOD = "probe"
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INFRA, EXIT_SKIP = 0, 1, 2, 3, 4
 # The probe's own budget is under a second; a hung one is killed.
@@ -47,6 +49,7 @@ CANNOT_SEE = ("FOLL_LONGTERM|FOLL_WRITE pins (the half of the fix that keeps "
 _RESULT = re.compile(r"^(not ok|ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
 _PLAN = re.compile(r"^1\.\.(\d+)$")
 _VERDICT = re.compile(r"^# verdict (\S+): (\d+)/(\d+) pages via the slow path")
+_TABLE = re.compile(r"^# table (\S+) (\S+): (\d+)/(\d+) pages via GUP-fast")
 _COST = re.compile(r"^# cost (\S+): FUTEX_WAKE (\d+) ns/call vs control (\d+) "
                    r"ns/call: ratio ([\d.]+) \(median of (\d+) .*quartiles "
                    r"([\d.]+)-([\d.]+)")
@@ -65,6 +68,9 @@ class ProbeResult:
     plan: int | None = None
     results: list[dict] = field(default_factory=list)   # name, status, reason
     verdicts: dict = field(default_factory=dict)        # name -> slow, pages
+    # The GUP-fast table (-t): backing, access, fast, total per judged cell,
+    # as the module's summary.json has its verdicts.
+    table: list[dict] = field(default_factory=list)
     # name -> dirtied, pages: the slow path's witness check on this kernel
     witness: dict = field(default_factory=dict)
     cost: dict | None = None
@@ -102,6 +108,9 @@ def parse(text: str, exit_status: int | None = None) -> ProbeResult:
         elif m := _VERDICT.match(line):
             res.verdicts[m.group(1)] = {"slow": int(m.group(2)),
                                         "pages": int(m.group(3))}
+        elif m := _TABLE.match(line):
+            res.table.append({"backing": m.group(1), "access": m.group(2),
+                              "fast": int(m.group(3)), "total": int(m.group(4))})
         elif m := _COST.match(line):
             res.cost = {"producer": m.group(1), "ns_per_call": int(m.group(2)),
                         "control_ns_per_call": int(m.group(3)),
@@ -156,6 +165,14 @@ def exit_code(res: ProbeResult) -> int:
                                                           EXIT_INFRA)
 
 
+def cannot_see(res: ProbeResult) -> str | None:
+    """What this run could not see: the long-term writable pin, unless the
+    table (-t) judged the shadow row's long-term cell."""
+    seen = any(c["backing"] == "shadow" and c["access"] == "longterm_write"
+               for c in res.table)
+    return None if seen else CANNOT_SEE
+
+
 def verdict_line(res: ProbeResult) -> str:
     """One line a person reads: the verdict and on what it rests."""
     if res.bug_present is None:
@@ -184,7 +201,8 @@ def verdict_line(res: ProbeResult) -> str:
 def build(cc: str = "gcc") -> Path:
     """The static probe, cached by the content of its source."""
     from .prepare.kernels import _static_build
-    return _static_build("probe", "gupnm_probe", SOURCE, [SOURCE], [], [], cc)
+    return _static_build("probe", "gupnm_probe", SOURCE, list(SOURCES), [], [], cc,
+                         srcs=SOURCES[1:2])
 
 
 # --- the running kernel ---------------------------------------------------
@@ -289,7 +307,11 @@ reboot -f
 """
 
 
-GUEST_APPEND = "quiet mitigations=off"
+# hugepages=1: the table's hugetlb row (2 MiB of the guest's memory).
+GUEST_APPEND = "quiet mitigations=off hugepages=1"
+# A probe guest also gives the GUP-fast table: the tracefs it mounts, the
+# ramfs and the huge page are the guest's own.
+GUEST_ARGS = ["-t"]
 
 
 def _quote(arg: str) -> str:
@@ -414,10 +436,10 @@ def run_guest(image: Path, outdir: Path, probe_args: list[str], *,
     work.mkdir(parents=True, exist_ok=True)
     if arch == "arm64":
         from .prepare import arm64
-        initrd = initramfs(work, build(arm64.selftest_cc()), probe_args,
+        initrd = initramfs(work, build(arm64.selftest_cc()), GUEST_ARGS + probe_args,
                            busybox=arm64.busybox(), status="/dev/ttyS0")
     else:
-        initrd = initramfs(work, build(), probe_args)
+        initrd = initramfs(work, build(), GUEST_ARGS + probe_args)
     notes: list[str] = []
     # mitigations=off: about 1 s less boot under TCG (guest uptime at the
     # probe 4.3 -> 3.2 s on 7.3.4); it changes no GUP path, and the cost
@@ -469,7 +491,8 @@ def summary(spec: str, res: ProbeResult, *, where: str, why: str,
             "verdicts": res.verdicts, "witness": res.witness,
             "results": res.results,
             "cost": res.cost, "probe_exit_status": res.exit_status,
-            "probe_elapsed_ms": res.elapsed_ms, "cannot_see": CANNOT_SEE,
+            "probe_elapsed_ms": res.elapsed_ms, "cannot_see": cannot_see(res),
+            "table": res.table,
             "guest_uptime_at_probe": res.uptime,
             "problems": problems, "notes": notes or [],
             "seconds": round(seconds, 2),
@@ -544,7 +567,8 @@ def cmd_run(args, outdir: Path) -> int:
     print(f"kernel   {release} ({where})", file=out)
     print(f"method   {why}", file=out)
     print(f"verdict  {s['verdict']}", file=out)
-    print(f"cannot   {CANNOT_SEE}", file=out)
+    if s["cannot_see"]:
+        print(f"cannot   {s['cannot_see']}", file=out)
     for p in s["problems"]:
         print(f"problem  {p}", file=out)
     for n in s["notes"]:

@@ -111,6 +111,13 @@ def _probe_row(row: dict, res: probe.ProbeResult, outdir: Path) -> dict:
                 "ratio": round(res.cost["ratio"], 2) if res.cost else None,
                 "shadow": None, "results": str(outdir),
                 "error": "; ".join(res.errors) or None})
+    # The probe's table (-t) reads like the module's: its cases are named
+    # table_<backing>_<access> where the test's are verdict_<...>.
+    row["table"] = fast_table({"verdicts": res.table})
+    row["other_failures"] = sorted(
+        r["name"] for r in res.results if r["status"] == "fail"
+        and r["name"].startswith("table_")
+        and r["name"].replace("table_", "verdict_", 1) not in BUG_CASES)
     slow = sum(1 for v in res.verdicts.values() if v["slow"])
     row["evidence"] = (f"{slow}/{len(res.verdicts)} producers slow"
                        if res.verdicts else None)

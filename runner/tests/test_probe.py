@@ -58,6 +58,30 @@ class ParseRealOutputs(unittest.TestCase):
                 self.assertLess(res.cost["ratio"], 1.2)
                 self.assertTrue(probe.verdict_line(res).startswith("no bug"))
 
+    def test_the_table_on_real_kernels(self):
+        # gupnm_probe -t: 21 cells where io_uring pins outside the mmap_lock
+        # (6.12 on), the long-term column skipped on 6.1 with the reason.
+        for name, status, cells in (("host-6.18.44-table.txt", 1, 18),   # no huge page
+                                    ("debian-6.12.118-table.txt", None, 21),
+                                    ("debian-6.19.14-table.txt", None, 21),
+                                    ("debian-7.3.4-table.txt", None, 21),
+                                    ("debian-6.1.0-57-table.txt", None, 14)):
+            with self.subTest(name=name):
+                res = load(name, status)
+                self.assertEqual(res.errors, [])
+                self.assertEqual(res.plan, 29)
+                self.assertEqual(len(res.table), cells)
+                self.assertEqual(res.status_of("table_witness"), "pass")
+                shadow = {c["access"]: c["fast"] for c in res.table
+                          if c["backing"] == "shadow"}
+                bug = "7.3" not in name and "6.1.0" not in name
+                self.assertEqual(shadow["read"], 0 if bug else 16)
+                self.assertEqual(res.bug_present, bug)
+                if cells == 14:
+                    self.assertIn("cannot tell the paths apart", next(
+                        r["reason"] for r in res.results
+                        if r["name"] == "table_anon_longterm_write"))
+
     def test_the_witness_held_wherever_it_was_checked(self):
         # Outputs of the probe since it checks the witness (6.12.117 and
         # the 7.1.13 runner output predate it: no witness lines).

@@ -54,6 +54,45 @@ class NewestPerSeriesTest(unittest.TestCase):
                 self.assertEqual(row["other_failures"], [])
                 self.assertIn(table, survey.table([survey._judged(row)]))
 
+    def test_probe_row_table_from_real_runs(self):
+        # The probe's table (-t) on Debian kernels booted by the runner, the
+        # headerless 6.19 and 7.1 among them: the module's table where both
+        # ran; 6.1's io_uring pins under the mmap_lock, so its long-term
+        # column is not judged (?) and the row says the probe cannot see it.
+        data = Path(__file__).resolve().parent / "data" / "probe"
+        bug = ("anon rwL, thp rwL, hugetlb rwL, memfd rwL, file rw-, shadow ---, "
+               "secretmem ---")
+        want = {"debian-6.1.0-57": "anon rw?, thp rw?, hugetlb rw?, memfd rw?, file rw?, "
+                                   "shadow rw?, secretmem --?",
+                "debian-6.12.118": bug, "debian-6.19.14": bug, "debian-7.1.13": bug,
+                "debian-7.3.4": "anon rwL, thp rwL, hugetlb rwL, memfd rwL, file rw-, "
+                                "shadow rw-, secretmem ---"}
+        for name, table in want.items():
+            with self.subTest(name):
+                res = probe.parse((data / f"{name}-table.txt").read_text())
+                self.assertEqual(res.errors, [])
+                row = survey._probe_row(offer("7.1.13+deb13-amd64", headers=False).to_json(), res,
+                                        Path("/r/p"))
+                self.assertEqual(row["table"], table)
+                self.assertEqual(row["other_failures"], [])
+                self.assertEqual(probe.cannot_see(res) is None, "6.1.0" not in name)
+
+    def test_probe_row_a_wrong_fix_is_an_other_failure(self):
+        # 7.3's run with the long-term pin of a shadow page gone fast, as
+        # the wrong fix does (the module's :wrongfix): not the bug's cells.
+        data = Path(__file__).resolve().parent / "data" / "probe"
+        text = (data / "debian-7.3.4-table.txt").read_text()
+        text = text.replace("# table shadow longterm_write: 0/16", "# table shadow "
+                            "longterm_write: 16/16").replace(
+            "ok 26 table_shadow_longterm_write", "not ok 26 table_shadow_longterm_write")
+        res = probe.parse(text + "GUPNM-PROBE-EXIT: 1\n")
+        self.assertEqual(res.errors, [])
+        row = survey._probe_row(offer("7.3.4+deb13-amd64").to_json(), res, Path("/r/p"))
+        self.assertIn("shadow rwL", row["table"])
+        self.assertEqual(row["other_failures"], ["table_shadow_longterm_write"])
+        self.assertIs(row["bug_present"], False)
+        self.assertEqual(row["exit_status"], probe.EXIT_FAIL)
+
     def test_table_marks_partial_and_unjudged_cells(self):
         s = {"verdicts": [{"backing": "thp", "access": "read", "fast": 3, "total": 512},
                           {"backing": "thp", "access": "write", "fast": 512, "total": 512}],

@@ -187,8 +187,9 @@ def _cross_named(k) -> str:
 
 def _static_build(group: str, name: str, src: Path, inputs: list[Path],
                   includes: list[Path], libs: list[str], cc: str,
-                  mkdirs: tuple[Path, ...] = (), objs: tuple[Path, ...] = ()) -> Path:
-    """A static binary @name from @src (-Wall -Wextra -Werror) and @objs
+                  mkdirs: tuple[Path, ...] = (), objs: tuple[Path, ...] = (),
+                  srcs: tuple[Path, ...] = ()) -> Path:
+    """A static binary @name from @src and @srcs (-Wall -Wextra -Werror) and @objs
     (upstream helpers, their own warnings not ours), cached by the content
     of @inputs (and the cross compiler, if any); built in a private
     temporary file and renamed into place under a lock, so parallel runs
@@ -219,7 +220,7 @@ def _static_build(group: str, name: str, src: Path, inputs: list[Path],
                 built.append(tmp.parent / (o.stem + ".o"))
                 run([cc, "-O2", *incs, "-c", "-o", built[-1], o], what=f"{name} build")
             run([cc, "-static", "-O2", "-Wall", "-Wextra", "-Werror", *incs,
-                 "-o", tmp, src, *built, *libs], what=f"{name} build")
+                 "-o", tmp, src, *srcs, *built, *libs], what=f"{name} build")
             os.replace(tmp, out)
             cache.record(out.parent, [out.name])
         finally:
