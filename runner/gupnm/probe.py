@@ -616,6 +616,30 @@ def judge_unasked(run: dict, args, outdir: Path) -> int | None:
 
 # --- module and probe on the same kernel --------------------------------------
 
+def _path(cell: dict) -> str:
+    """"fast", "slow" or "mixed": which path took a judged cell's pages."""
+    return ("fast" if cell["fast"] == cell["total"] else
+            "slow" if cell["fast"] == 0 else "mixed")
+
+
+def table_agreement(module: dict, probe_summary: dict) -> tuple[int, list[str]]:
+    """The cells both the module's table (summary.json verdicts) and the
+    probe's (-t) judged: (how many, those where the two saw another path)."""
+    mod = {(v["backing"], v["access"]): v for v in module.get("verdicts", [])
+           if v.get("total", 0) > 0}
+    both, differ = 0, []
+    for cell in probe_summary.get("table") or []:
+        m = mod.get((cell["backing"], cell["access"]))
+        if m is None or cell["total"] <= 0:
+            continue
+        both += 1
+        if _path(m) != _path(cell):
+            differ.append(f"{cell['backing']} {cell['access']}: module {_path(m)} "
+                          f"({m['fast']}/{m['total']}), probe {_path(cell)} "
+                          f"({cell['fast']}/{cell['total']})")
+    return both, differ
+
+
 def agreement(module: dict, probe_summary: dict) -> dict:
     """Do the module's run (summary.json) and the probe's (probe-summary.json)
     on one kernel say the same? agree: True, False, or None when either has

@@ -1,5 +1,6 @@
 """probe_checks: the rows it records, with the probe's runs mocked, and
 judge() on the module's and the probe's summaries."""
+import json
 import sys
 import unittest
 from pathlib import Path
@@ -29,17 +30,26 @@ class FakeTally:
         self.record(name, ok, detail)
 
 
+ROWS = ('anon', 'thp', 'hugetlb', 'memfd', 'file', 'shadow', 'secretmem')
+
+
+def cells(bug, total):
+    """The read and write cells of the table, as the rules and @bug say."""
+    return [{'backing': b, 'access': a, 'total': total,
+             'fast': 0 if b == 'secretmem' or (b == 'shadow' and bug) else total}
+            for b in ROWS for a in ('read', 'write')]
+
+
 def fake_summary(bug, unseen='skip'):
     return {'bug_present': bug, 'verdict': 'v', 'problems': [],
-            'kernel_release': 'r',
+            'kernel_release': 'r', 'table': cells(bug, 16),
             'results': [{'name': 'packet_tx_ring', 'status': 'fail' if bug else 'pass'},
                         {'name': 'longterm_write_pin', 'status': unseen}]}
 
 
 def module(diag, release='r'):
     return {'kernel': {'release': release}, 'diagnosis': diag,
-            'verdicts': [{'backing': 'shadow', 'access': 'write', 'fast': 512,
-                          'total': 512}]}
+            'verdicts': cells(diag == 'regression', 512)}
 
 
 class VmChecksTest(unittest.TestCase):
@@ -96,7 +106,7 @@ class VmChecksTest(unittest.TestCase):
         names = [n for n, _, _ in t.records]
         self.assertEqual(len(set(names)), len(names))
         self.assertIn('probe source:debian-7.3:nofix: bug, as the module found on '
-                      'the same kernel', names)
+                      'the same kernel, and the module\'s table where both judged', names)
         self.assertTrue(any(n.startswith('probe source:debian-6.12:wrongfix: no bug')
                             and 'unseen' in n for n in names))
 
@@ -130,6 +140,7 @@ class JudgeTest(unittest.TestCase):
                                         fake_summary(False))
         self.assertTrue(ok, detail)
         self.assertIn('write 512/512 fast', detail)
+        self.assertIn('14 cells judged by both, differing: none', detail)
         self.assertIn('cannot see', detail)
         # The probe sees a bug: the half both see disagrees.
         self.assertFalse(probe_checks.judge(False, 'wrongfix', module('wrongfix'),
@@ -142,6 +153,40 @@ class JudgeTest(unittest.TestCase):
         # The module did not find the wrong fix on the wrong-fix kernel.
         self.assertFalse(probe_checks.judge(False, 'wrongfix', module('pass'),
                                             fake_summary(False))[0])
+
+    def test_the_tables_must_agree_cell_for_cell(self):
+        # The probe saw memfd's write go slow where the module saw it fast.
+        s = fake_summary(False)
+        next(c for c in s['table'] if c['backing'] == 'memfd'
+             and c['access'] == 'write')['fast'] = 0
+        ok, detail = probe_checks.judge(False, 'pass', module('pass'), s)
+        self.assertFalse(ok)
+        self.assertIn('memfd write: module fast (512/512), probe slow (0/16)', detail)
+        # A probe without its table (no -t, or it skipped): nothing compared.
+        s = fake_summary(False)
+        s['table'] = s['table'][:4]
+        ok, detail = probe_checks.judge(False, 'pass', module('pass'), s)
+        self.assertFalse(ok)
+        self.assertIn('4 cells judged by both', detail)
+
+    def test_real_tables_agree(self):
+        # Module and probe on the same Debian series (fixtures of both).
+        data = Path(__file__).resolve().parents[1] / 'data'
+        for series, probe_run, both in (('6.1', 'debian-6.1.0-57', 14),
+                                        ('6.12', 'debian-6.12.118', 21),
+                                        ('7.3', 'debian-7.3.4', 21)):
+            with self.subTest(series):
+                mod = json.loads((data / 'real' / f'table-debian-{series}.summary.json')
+                                 .read_text())
+                res = probe.parse((data / 'probe' / f'{probe_run}-table.txt').read_text())
+                self.assertEqual(probe.table_agreement(mod, {'table': res.table}),
+                                 (both, []))
+        # The fixed kernel's probe against the buggy kernel's module: the
+        # bug's two cells differ.
+        mod = json.loads((data / 'real' / 'table-debian-6.12.summary.json').read_text())
+        res = probe.parse((data / 'probe' / 'debian-7.3.4-table.txt').read_text())
+        both, differ = probe.table_agreement(mod, {'table': res.table})
+        self.assertEqual([d.split(':')[0] for d in differ], ['shadow read', 'shadow write'])
 
     def test_no_verdict_from_the_probe(self):
         self.assertFalse(probe_checks.judge(False, 'pass', module('pass'),
