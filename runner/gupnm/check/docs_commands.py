@@ -52,7 +52,7 @@ LONG_TARGETS = {"check", "check-arm64", "survey", "bench-fix", "bench-debian",
 # A reader's own values, filled in for the run (said in the report).
 PLACEHOLDERS = {
     "/lib/modules/$(uname -r)/build":
-        "$(dirname \"$(ls -t ~/.cache/gupnm/kernels/linux-source-6.12-*-nofix-default/"
+        "$(dirname \"$(ls -t ~/.cache/gupnm/kernels/linux-source-6.12-*-nofix/"
         "build-cfg*/Makefile | head -n1)\")",
     "<linux>": "$(runner/linux-source-base.sh 7.3)",
 }
