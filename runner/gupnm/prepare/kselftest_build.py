@@ -3,9 +3,12 @@
 The cached worktree of a source kernel (source.prepare) is shared with other
 runs, and selftests/mm's Makefile writes into its own source directory
 (local_config.h, local_config.mk, and the binaries when built in tree). So
-everything happens in a scratch copy, keyed by the patched commit:
+everything happens in a scratch copy, keyed by what it is made of (the
+git trees of tools/, of the files outside it and of the uapi directories:
+content_key), so that the kernels of one series that differ only in
+mm/gup.c (:all, :nofix, :wrongfix) share one build:
 
-  <cache>/kselftest-paths/<commit>/tree     `git archive` of the commit's
+  <cache>/kselftest-paths/<key>/tree        `git archive` of the commit's
                                             tools/ and the few files outside
                                             it that selftests/mm includes,
                                             plus usr/include (headers_install)
@@ -20,6 +23,7 @@ headers_install`, which writes under O= only).
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shlex
@@ -105,16 +109,31 @@ def ensure_packages(packages=HOST_PACKAGES) -> None:
 
 def build(worktree: Path, arch: str = "amd64", commit: str | None = None) -> Built:
     """Scratch copy of @worktree's patched commit, built, installed, tarred
-    (@arch: the guest's; arm64 cross-built, see ARM64_SUITE). @commit: that
-    commit when @worktree is the base git tree and not its checkout
-    (source.patched_commit); the base's checkout then gives the uapi
-    headers, which the series leaves alone."""
+    (@arch: the guest's; arm64 cross-built, see ARM64_SUITE). @commit: the
+    commit to build, when @worktree is the base git tree (its checkout then
+    gives the uapi headers, which the series leaves alone:
+    source.patched_commit) or a source kernel's shared worktree, which
+    another selection may have checked out since (source.held); default
+    @worktree's HEAD."""
     commit = commit or run(["git", "-C", worktree, "rev-parse", "HEAD"]).strip()
-    name = commit[:16] + ("" if arch == "amd64" else f"-{arch}")
+    name = content_key(worktree, commit, arch) + ("" if arch == "amd64" else f"-{arch}")
     root = cache_dir() / "kselftest-paths" / name
     root.parent.mkdir(parents=True, exist_ok=True)
     with locked(cache_dir() / "locks" / f"kselftest-{name}.lock"):
         return _build_locked(worktree, commit, root, arch)
+
+
+def content_key(worktree: Path, commit: str, arch: str = "amd64") -> str:
+    """A digest of the git objects the scratch copy of @commit is made of:
+    tools/, OUTSIDE_TOOLS (absent ones named so) and the uapi directories
+    of @arch. Commits that differ elsewhere (mm/gup.c) get the same key."""
+    h = hashlib.sha256()
+    for path in ("tools", *OUTSIDE_TOOLS, *UAPI_DIRS[arch]):
+        proc = subprocess.run(["git", "-C", str(worktree), "rev-parse", "--verify",
+                               "-q", f"{commit}:{path}"], capture_output=True, text=True)
+        h.update(f"{path}\0{proc.stdout.strip() if proc.returncode == 0 else '-'}\0"
+                 .encode())
+    return h.hexdigest()[:16]
 
 
 def _maker(arch: str, root: Path):
