@@ -328,16 +328,17 @@ def check_prefixes(t: Tally) -> None:
             sel = "all" if k == n else f"first-{k}"
 
             def build(tree=tree, sel=sel):
-                sk = source.prepare(tree, sel)
-                have = ["vmlinux"] + (["gup_test.ko"] if sk.module else [])
-                test = sk.tree / "tools/testing/selftests/mm/gup_null_mapping.c"
-                if test.exists():
-                    with tempfile.TemporaryDirectory() as out:
-                        rc, log = _sh(["make", "-C", sk.tree / "tools/testing/selftests/mm",
-                                       f"OUTPUT={out}", f"{out}/gup_null_mapping"])
-                        if rc:
-                            return False, log
-                    have.append("gup_null_mapping")
+                with source.held(tree, sel) as sk:
+                    have = ["vmlinux"] + (["gup_test.ko"] if sk.module else [])
+                    test = sk.tree / "tools/testing/selftests/mm/gup_null_mapping.c"
+                    if test.exists():
+                        with tempfile.TemporaryDirectory() as out:
+                            rc, log = _sh(["make", "-C",
+                                           sk.tree / "tools/testing/selftests/mm",
+                                           f"OUTPUT={out}", f"{out}/gup_null_mapping"])
+                            if rc:
+                                return False, log
+                        have.append("gup_null_mapping")
                 return True, f"{', '.join(sk.patches)}: built {', '.join(have)}"
             t.guard(f"prefix {name} 1..{k} builds (source:{tree}:{sel})", build)
 

@@ -52,8 +52,8 @@ LONG_TARGETS = {"check", "check-arm64", "survey", "bench-fix", "bench-debian",
 # A reader's own values, filled in for the run (said in the report).
 PLACEHOLDERS = {
     "/lib/modules/$(uname -r)/build":
-        "$(dirname \"$(ls -t ~/.cache/gupnm/kernels/linux-source-6.12-*-nofix/"
-        "build-cfg*/Makefile | head -n1)\")",
+        "$(dirname \"$(ls -t ~/.cache/gupnm/kernels/linux-source-6.12-*/"
+        "build-nofix-cfg*/Makefile | grep -v -- -arm64/ | head -n1)\")",
     "<linux>": "$(runner/linux-source-base.sh 7.3)",
 }
 VERDICT_CODES = (0, 1)

@@ -280,10 +280,10 @@ def prepared(spec: str):
     if kind != "source":
         raise RunnerError(f"{spec}: the kselftest paths need a source kernel "
                           "(source:debian-7.3:all)")
-    k = source.prepare(*args)
-    if not k.module:
-        raise RunnerError(f"{spec}: no gup_test module in this selection")
-    return k, kselftest_build.build(k.tree)
+    with source.held(*args) as k:
+        if not k.module:
+            raise RunnerError(f"{spec}: no gup_test module in this selection")
+        return k, kselftest_build.build(k.tree, commit=k.commit)
 
 
 def run_kernel(spec: str, k, built: kselftest_build.Built,

@@ -47,7 +47,8 @@ class Prepared:
     source: dict = field(default_factory=dict)   # how the kernel was obtained
     arch: str = "amd64"                 # the guest's: amd64 or arm64
     config: Path | None = None          # the kernel's .config, when known
-    tree: Path | None = None            # a source kernel's patched tree
+    tree: Path | None = None            # a source kernel's patched tree,
+    tree_commit: str | None = None      # shared: checked out at this commit
     # @module is the kernel's own in-tree gup_test.ko (a source kernel
     # whose series made GUP_TEST tristate), not the runner's out-of-tree one.
     module_in_tree: bool = False
@@ -317,15 +318,15 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
         return _prepare_debian(spec, args[0])
     if kind == "source":
         tree, sel = args
-        k = source.prepare(tree, sel, variant)
-        module = k.module or build_module(k.build, k.release)
-        binary = _source_selftest(k.tree)
+        with source.held(tree, sel, variant) as k:
+            module = k.module or build_module(k.build, k.release)
+            binary = _source_selftest(k.tree)
         return Prepared(spec, k.release, k.image, module, binary, None,
                         {"kind": "source", "tree": str(k.base),
                          "base_commit": k.base_commit, "patches": k.patches,
                          "selection": sel, "config": variant,
                          "boot_image": str(k.image)},
-                        config=k.build / ".config", tree=k.tree,
+                        config=k.config, tree=k.tree, tree_commit=k.commit,
                         module_in_tree=k.module is not None)
     return _prepare_image(spec, Path(args[0]).resolve(), Path(args[1]).resolve())
 
@@ -457,17 +458,17 @@ def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepa
         # 64K pages (runner/configs/arm64-64k.config), cross-built; the test
         # runs directly (run_vmtests.sh needs bash, an x86 binary here).
         tree, sel = args
-        k = source.prepare(tree, sel, variant, arch=arm64.ARCH)
-        binary = _source_selftest(k.tree, cc=arm64.selftest_cc())
-        module = k.module or build_module(
-            k.build, k.release, kbuild=(f"ARCH={arm64.ARCH}",
-                                        "CROSS_COMPILE=aarch64-linux-gnu-"))
+        with source.held(tree, sel, variant, arch=arm64.ARCH) as k:
+            binary = _source_selftest(k.tree, cc=arm64.selftest_cc())
+            module = k.module or build_module(
+                k.build, k.release, kbuild=(f"ARCH={arm64.ARCH}",
+                                            "CROSS_COMPILE=aarch64-linux-gnu-"))
         return Prepared(spec, k.release, k.image, module, binary, None,
                         {"kind": "source", "tree": str(k.base), "arch": arm64.ARCH,
                          "pages": "64K", "base_commit": k.base_commit,
                          "patches": k.patches, "selection": sel,
                          "config": "arm64-64k"}, arch=arm64.ARCH,
-                        config=k.build / ".config", tree=k.tree)
+                        config=k.config, tree=k.tree, tree_commit=k.commit)
     if kind != "debian" or variant != "default":
         what = f"--config {variant}" if variant != "default" else f"'{spec}'"
         raise UsageError(f"--arch arm64 takes Debian binary kernels "

@@ -3,6 +3,7 @@
 apt-cache, make, gcc and modinfo never run: subprocess and host.run are mocked.
 """
 
+import contextlib
 import os
 import re
 import shutil
@@ -162,7 +163,8 @@ class PrepareTest(unittest.TestCase):
         return source.SourceKernel(release='6.12.117+', image=tree / 'build/vmlinux', module=module,
                                    build=tree / 'build', tree=tree / 'src', base=Path('/base'),
                                    base_commit='71c7a458b86e', patches=['0001.patch'],
-                                   variant='default')
+                                   variant='default', commit='0123abcd',
+                                   config=tree / 'build/.config')
 
     def test_source_with_the_test_patch_uses_the_trees_test(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -170,7 +172,7 @@ class PrepareTest(unittest.TestCase):
             (tree / 'src' / kernels.SELFTEST).parent.mkdir(parents=True)
             (tree / 'src' / kernels.SELFTEST).write_text('/* the test patch */\n')
             k = self._source_kernel(tree, tree / 'build/mm/gup_test.ko')
-            with mock.patch.object(source, 'prepare', return_value=k) as sp, \
+            with mock.patch.object(source, 'held', return_value=contextlib.nullcontext(k)) as sp, \
                     mock.patch.object(kernels, 'build_module') as bm, \
                     mock.patch.object(kernels, 'build_selftest', return_value=Path('/bin/t')) as bs:
                 prep = kernels.prepare('source:debian-7.3:nofix')
@@ -189,7 +191,7 @@ class PrepareTest(unittest.TestCase):
     def test_source_without_gup_test_module_builds_it_out_of_tree(self):
         tree = Path('/k')
         k = self._source_kernel(tree, None)
-        with mock.patch.object(source, 'prepare', return_value=k), \
+        with mock.patch.object(source, 'held', return_value=contextlib.nullcontext(k)), \
                 mock.patch.object(kernels, 'build_module', return_value=Path('/m.ko')) as bm, \
                 mock.patch.object(kernels, 'build_selftest', return_value=Path('/bin/t')) as bs:
             prep = kernels.prepare('source:debian-6.12:none', variant='debug')
