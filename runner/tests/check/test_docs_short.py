@@ -95,10 +95,14 @@ class PlacementTest(unittest.TestCase):
             with self.subTest(line=line):
                 self.assertEqual(ds.placement(line)[0], "check")
 
-    def test_arm64_ones_go_to_make_check_arm64(self):
-        where, said = ds.placement("runner/gupnm-run run --arch arm64 --kernel debian:6.1")
+    def test_arm64_source_kernels_go_to_make_check_arm64(self):
+        where, said = ds.placement("runner/gupnm-run run --arch arm64 "
+                                   "--kernel source:debian-6.12:nofix")
         self.assertEqual(where, "arm64")
         self.assertIn("check-arm64", said)
+        # Debian's arm64 binary kernels: downloads and boots, make check's.
+        self.assertEqual(ds.placement("runner/gupnm-run run --arch arm64 "
+                                      "--kernel debian:6.1")[0], "check")
 
 
 class RealDocsTest(unittest.TestCase):
@@ -118,7 +122,11 @@ class RealDocsTest(unittest.TestCase):
         self.assertEqual(where, {"check", "arm64"})
         self.assertIn("make run", [f.cmd.text for f in self.forms if f.where == "check"])
         for f in self.forms:
-            self.assertEqual(f.where == "arm64", "--arch arm64" in f.text, f.text)
+            self.assertEqual(f.where == "arm64",
+                             "--arch arm64" in f.text and "source:" in f.text, f.text)
+        arm64 = [f.text for f in self.forms if "--arch arm64" in f.text]
+        self.assertTrue(any(f.where == "check" for f in self.forms
+                            if "--arch arm64 --kernel debian:" in f.text), arm64)
 
     def test_one_per_short_form(self):
         texts = [f.text for f in self.forms]
@@ -126,7 +134,7 @@ class RealDocsTest(unittest.TestCase):
 
     def test_a_block_keeps_its_setup_lines(self):
         f = next(f for f in self.forms if "image:$B/vmlinux:$B" in f.text)
-        self.assertEqual([s.text.split("=")[0] for s in f.setup], ["K", "B"])
+        self.assertEqual([s.text.split("=")[0] for s in f.setup], ["B"])
 
 
 class RunTest(unittest.TestCase):
