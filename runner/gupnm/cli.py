@@ -352,11 +352,9 @@ def _has(prep: kernels.Prepared, option: str) -> bool:
 
 def _selftests_mm(prep: kernels.Prepared, args) -> Path:
     """selftests/mm of the kernel's own tree (a source kernel) or of
-    --selftests, built by the tree's Makefile (cached by commit)."""
-    if prep.tree:
-        built = kselftest_build.build(prep.tree, commit=prep.tree_commit)
-    else:
-        built = kselftest_build.build(source.resolve_base(args.selftests).path)
+    --selftests, built by the tree's Makefile (cached by what it is made of)."""
+    tree = prep.tree or source.resolve_base(args.selftests).path
+    built = kselftest_build.build(tree, commit=prep.tree_commit)
     return built.tree / kselftest_build.SELFTESTS / "mm"
 
 

@@ -392,9 +392,7 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
     log = kroot / f"{build.name}.log"
     env = make_env(kroot)
     make = _make_command(tree, build, arch)
-    image = build / ("arch/x86/boot/bzImage" if variant == "debug" else "vmlinux")
-    if arch == "arm64":
-        image = build / "arch/arm64/boot/Image"
+    image = build / _image(variant, arch)
     stamp = build / BUILT_STAMP
     if not (image.exists() and stamp.exists() and stamp.read_text().strip() == commit):
         log.write_text("")
@@ -511,6 +509,16 @@ def _configure(make: list[str], frags: list[tuple[str, str]], kroot: Path, build
     stamp.write_text(digest + "\n")
 
 
+def _image(variant: str, arch: str) -> str:
+    """The image the build makes and the guest boots, under the build
+    directory: vmlinux boots via PVH without the emulated decompressor;
+    KASAN kernels cannot (see configs/debug.config), so the debug variant
+    boots bzImage."""
+    if arch == "arm64":
+        return "arch/arm64/boot/Image"
+    return "arch/x86/boot/bzImage" if variant == "debug" else "vmlinux"
+
+
 def _build(make: list[str], build: Path, variant: str, arch: str, log: Path,
            env: dict) -> None:
     """The kernel image and the modules, one kernel build at a time."""
@@ -519,11 +527,7 @@ def _build(make: list[str], build: Path, variant: str, arch: str, log: Path,
     progress(f"building linux in {build} (make -j{jobs}; log {log})"
              + ("; a cold build took 4.5-12 min on 2 cores (docs/measured.md), "
                 "under 1 with a warm ccache" if cold else ""))
-    # vmlinux boots via PVH without the emulated decompressor; KASAN kernels
-    # cannot (see configs/debug.config), so the debug variant boots bzImage.
-    target = "bzImage" if variant == "debug" else "vmlinux"
-    if arch == "arm64":
-        target = "Image"
+    target = Path(_image(variant, arch)).name
     # One kernel build at a time on this machine, whichever run or clone
     # asks: two parallel builds on 2 cores only make both slower. Runs with
     # caches of their own share it through GUPNM_BUILD_LOCK.
