@@ -7,8 +7,9 @@ the x86 matrix); bookworm's 6.12 with
 series, cross-built with 64K pages (configs/arm64-64k.config), shows it
 without the fix and passes with it. Each row is asserted like the
 x86 matrix (matrix.assertions: every case, controls, exit status, unload,
-free memory, benchmark, stress program), plus the page size the test used:
-the kernel's, never an assumed 4K.
+free memory, benchmark, stress program), plus the page size the test used
+(the kernel's, never an assumed 4K) and the THP and huge page it mapped
+(with 64K pages not the PMD, which no 32 MiB buffer holds).
 
 Then docs/arm64.md's commands in their short forms (docs_short). Not in
 make check: a cold run downloads three kernels and cross-builds (minutes);
@@ -23,12 +24,14 @@ from ..host import REPO
 from . import docs_short, matrix
 
 ARM64_MATRIX = [
-    # (spec, expect, page size)
-    ("debian:6.1", "pre65", 4096),
-    ("debian:6.12.117+deb12-arm64", "bug", 4096),
-    ("debian:6.12.117+deb12-arm64-16k", "bug", 16384),
-    ("source:debian-6.12:nofix", "bug", 65536),
-    ("source:debian-6.12:all", "pass", 65536),
+    # (spec, expect, page size, THP KiB, huge page KiB): 64K pages map a
+    # 512 MiB PMD, so the test takes a 32 MiB mTHP and a 2 MiB
+    # contiguous-PTE huge page there, and judges those rows too.
+    ("debian:6.1", "pre65", 4096, 2048, 2048),
+    ("debian:6.12.117+deb12-arm64", "bug", 4096, 2048, 2048),
+    ("debian:6.12.117+deb12-arm64-16k", "bug", 16384, 32768, 32768),
+    ("source:debian-6.12:nofix", "bug", 65536, 32768, 2048),
+    ("source:debian-6.12:all", "pass", 65536, 32768, 2048),
 ]
 ARM64_TIMEOUT = 900         # TCG arm64 is slower than x86: generous
 # Free memory after rmmod vs before modprobe: before the guest counted the
@@ -42,10 +45,11 @@ ARM64_MEMFREE_TOLERANCE_KB = 32 * 1024
 MEMFREE_CHECK = "free memory back within"
 
 
-def page_size(tap_text: str) -> int | None:
-    """The page size the test reported ('# kernel ..., page size N, ...')."""
-    m = re.search(r"page size (\d+)", tap_text)
-    return int(m.group(1)) if m else None
+def sizes(tap_text: str) -> tuple[int, int, int] | None:
+    """The page, THP and huge page sizes the test reported ('# page size N,
+    THP N KiB, huge page N KiB, ...'), in bytes, KiB and KiB."""
+    m = re.search(r"page size (\d+), THP (\d+) KiB, huge page (\d+) KiB", tap_text)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
 
 
 def check_arm64(t) -> None:
@@ -53,7 +57,7 @@ def check_arm64(t) -> None:
     from ..cli import run_one                    # cli imports checks' peers
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     base = REPO / "results" / f"check-arm64-{stamp}"
-    for spec, expect, psize in ARM64_MATRIX:
+    for spec, expect, *want in ARM64_MATRIX:
         label = f"vm arm64 {spec}"
         args = matrix._args("default", "")
         args.arch, args.timeout = "arm64", ARM64_TIMEOUT
@@ -68,8 +72,9 @@ def check_arm64(t) -> None:
                         "after rmmod (arm64 bound)")
                 ok = delta is not None and delta <= ARM64_MEMFREE_TOLERANCE_KB
             t.record(f"{label}: {name}", ok, detail)
-        got = page_size(out.tap_text)
-        t.record(f"{label}: the test used the kernel's page size ({psize})",
-                 got == psize, f"reported: {got}")
+        got = sizes(out.tap_text)
+        t.record(f"{label}: the test used the kernel's page size ({want[0]}), "
+                 f"a {want[1]} KiB THP and a {want[2]} KiB huge page",
+                 got == tuple(want), f"reported: {got}")
     # docs/arm64.md's commands, short forms (make check runs the amd64 ones).
     docs_short.check(t, "arm64")

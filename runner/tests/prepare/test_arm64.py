@@ -165,22 +165,35 @@ class SourceConfigTest(unittest.TestCase):
         opts = kconfig.parse((kconfig.CONFIGS / "arm64-64k.config").read_text())
         for name in ("CONFIG_ARM64_64K_PAGES", "CONFIG_SERIAL_AMBA_PL011_CONSOLE",
                      "CONFIG_SERIAL_8250_PCI", "CONFIG_PCI_HOST_GENERIC",
-                     "CONFIG_SECRETMEM", "CONFIG_PROC_PAGE_MONITOR"):
+                     "CONFIG_SECRETMEM", "CONFIG_PROC_PAGE_MONITOR",
+                     # the table's thp, hugetlb and long-term pin cells
+                     "CONFIG_TRANSPARENT_HUGEPAGE", "CONFIG_HUGETLBFS", "CONFIG_FTRACE"):
             self.assertEqual(opts.get(name), "y", name)
 
 
 class ChecksTest(unittest.TestCase):
-    def test_page_size_from_the_test_header(self):
-        tap = "TAP version 13\n# kernel 6.12.117+deb12-arm64-16k, page size 16384, 512 pages per buffer\n"
-        self.assertEqual(arm64_checks.page_size(tap), 16384)
-        self.assertIsNone(arm64_checks.page_size("TAP version 13\n1..13\n"))
+    def test_sizes_from_the_test_header(self):
+        tap = ("TAP version 13\n# page size 65536, THP 32768 KiB, huge page 2048 KiB, "
+               "512-page buffers\n")
+        self.assertEqual(arm64_checks.sizes(tap), (65536, 32768, 2048))
+        self.assertIsNone(arm64_checks.sizes("TAP version 13\n1..13\n"))
+        # The header before the mTHP fallback named the PMD: not these sizes.
+        self.assertIsNone(arm64_checks.sizes(
+            "# page size 4096, PMD 2048 KiB, huge page 2048 KiB, 512-page buffers\n"))
 
     def test_rows_are_three_debian_kernels_and_the_64k_pair(self):
-        self.assertEqual([(s, ps) for s, _, ps in arm64_checks.ARM64_MATRIX], [
+        self.assertEqual([(s, ps) for s, _, ps, *_ in arm64_checks.ARM64_MATRIX], [
             ("debian:6.1", 4096), ("debian:6.12.117+deb12-arm64", 4096),
             ("debian:6.12.117+deb12-arm64-16k", 16384),
             ("source:debian-6.12:nofix", 65536),
             ("source:debian-6.12:all", 65536)])
+
+    def test_64k_rows_map_an_mthp_and_a_cont_pte_huge_page(self):
+        for spec, _, ps, thp, huge in arm64_checks.ARM64_MATRIX:
+            # Every THP and huge page fits the test's 32 MiB buffers.
+            self.assertLessEqual(max(thp, huge), 32 * 1024, spec)
+            if ps == 65536:
+                self.assertEqual((thp, huge), (32768, 2048), spec)
 
     def test_expectations_follow_the_x86_matrix(self):
         # A kernel's verdict does not depend on the architecture: the arm64
@@ -188,7 +201,7 @@ class ChecksTest(unittest.TestCase):
         # (6.1 is "pre65" on both: its long-term writable pin goes fast).
         from gupnm.check import matrix
         x86 = dict(matrix.MATRIX)
-        for spec, expect, _ in arm64_checks.ARM64_MATRIX:
+        for spec, expect, *_ in arm64_checks.ARM64_MATRIX:
             same = "debian:6.12" if spec.startswith("debian:6.12.") else spec
             self.assertEqual(expect, x86[same], spec)
 

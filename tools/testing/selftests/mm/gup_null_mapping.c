@@ -74,7 +74,7 @@ static const __u32 case_flags[] = { PIN, PIN | WRITE,
 				    PIN | WRITE | GUP_FAST_VERDICT_FLAG_LONGTERM };
 
 static int gup_fd = -1, pagemap_fd = -1, kpageflags_fd = -1;
-static unsigned long pmd_size, hpage_size;
+static unsigned long thp_size, hpage_size;
 /* Why a backing cannot be used here, or NULL; whether pins can be asked. */
 static const char *no_backing[NR_BACKINGS];
 static bool can_pin = true;
@@ -131,7 +131,7 @@ static int ramfs_file(void)
 }
 
 /*
- * Map @kind (NR_PAGES; a PMD for THP, a huge page for hugetlb), touch every page
+ * Map @kind (NR_PAGES; one THP or huge page), touch every page
  * for writing unless @populate is false; 0, or -1 with errno set and
  * *@what naming the step that failed.
  */
@@ -142,7 +142,7 @@ static int buf_create(struct buf *b, enum backing kind, bool populate,
 	unsigned long i;
 
 	*b = (struct buf){ .fd = -1, .kind = kind };
-	b->len = kind == THP ? pmd_size : kind == HUGETLB ? hpage_size : NR_PAGES * psize();
+	b->len = kind == THP ? thp_size : kind == HUGETLB ? hpage_size : NR_PAGES * psize();
 	b->map_len = b->len * (kind == THP ? 2 : 1);
 	b->nr = b->len / psize();
 	*what = kind == SECRETMEM ? "memfd_secret()" :
@@ -157,13 +157,13 @@ static int buf_create(struct buf *b, enum backing kind, bool populate,
 	if (kind >= MEMFD && kind != SHADOW && ftruncate(b->fd, b->len))
 		goto fail;
 	if (kind == HUGETLB)
-		flags |= MAP_HUGETLB;
+		flags |= MAP_HUGETLB | __builtin_ctzl(hpage_size) << MAP_HUGE_SHIFT;
 	*what = "mmap()";
 	b->map = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE, flags, b->fd, 0);
 	if (b->map == MAP_FAILED)
 		goto fail;
-	/* THP: one aligned PMD; order-0 elsewhere. premise() checks both. */
-	b->addr = kind == THP ? (char *)(((uintptr_t)b->map + pmd_size - 1) & ~(pmd_size - 1))
+	/* THP: one naturally aligned folio; order-0 elsewhere. premise() checks both. */
+	b->addr = kind == THP ? (char *)(((uintptr_t)b->map + thp_size - 1) & ~(thp_size - 1))
 			      : b->map;
 	prctl(PR_SET_THP_DISABLE, kind != THP, 0, 0, 0);
 	if (kind == ANON || kind == THP || kind == MEMFD)
@@ -375,6 +375,65 @@ static void check_witness(void)
 	ksft_print_msg("witness: proven (%d pages never touched read slow)\n", NR_PAGES);
 }
 
+/*
+ * The anon THP the thp row maps: a PMD where it maps at most MAX_LEN, else
+ * the largest smaller THP size (mTHP; a 64K-page PMD is 512 MiB), enabled
+ * for MADV_HUGEPAGE until exit. NULL, or why there is none.
+ */
+static const char *thp_setup(void)
+{
+	unsigned long orders = thp_supported_orders();
+	struct thp_settings settings;
+	int order;
+
+	thp_size = read_pmd_pagesize();
+	if (!thp_size)
+		return "no THP here (CONFIG_TRANSPARENT_HUGEPAGE)";
+	if (thp_size <= MAX_LEN)
+		return NULL;
+	for (order = NR_ORDERS - 1; order > 0; order--)
+		if ((orders & (1UL << order)) && (psize() << order) <= MAX_LEN)
+			break;
+	if (!order)
+		return "a PMD maps more than 32 MiB here, and no smaller THP size (mTHP) exists";
+	thp_size = psize() << order;
+	thp_save_settings();
+	thp_read_settings(&settings);
+	settings.hugepages[order].enabled = THP_MADVISE;
+	thp_push_settings(&settings);
+	return NULL;
+}
+
+/*
+ * The hugetlb page the hugetlb row maps: the default size where it maps at
+ * most MAX_LEN, else the largest size that does (a 64K-page kernel's
+ * default is a 512 MiB PMD, its contiguous-PTE 2 MiB fits); one is reserved
+ * until exit. NULL, or why there is none.
+ */
+static const char *hugetlb_setup_one(void)
+{
+	unsigned long sizes[16];
+	int i, nr;
+
+	hugetlb_save_settings();
+	hpage_size = default_huge_page_size();
+	if (!hpage_size)
+		return "no hugetlb here (CONFIG_HUGETLBFS)";
+	if (hpage_size > MAX_LEN) {
+		nr = detect_hugetlb_page_sizes(sizes, ARRAY_SIZE(sizes));
+		for (i = 0, hpage_size = 0; i < nr; i++)
+			if (sizes[i] <= MAX_LEN && sizes[i] > hpage_size)
+				hpage_size = sizes[i];
+	}
+	if (!hpage_size)
+		return "every huge page maps more than 32 MiB here";
+	if (!hugetlb_free_pages(hpage_size))
+		hugetlb_set_nr_pages(hpage_size, hugetlb_nr_pages(hpage_size) + 1);
+	if (!hugetlb_free_pages(hpage_size))
+		return "no free huge page, none could be reserved";
+	return NULL;
+}
+
 /* Which backings cannot be used at all here, and why. */
 static void check_backings(void)
 {
@@ -394,18 +453,8 @@ static void check_backings(void)
 		if (setrlimit(RLIMIT_MEMLOCK, &rl))
 			no_backing[SECRETMEM] = "RLIMIT_MEMLOCK too low and cannot be raised";
 	}
-	pmd_size = read_pmd_pagesize();
-	if (!pmd_size)
-		no_backing[THP] = "no THP here (CONFIG_TRANSPARENT_HUGEPAGE)";
-	else if (pmd_size > MAX_LEN)
-		no_backing[THP] = "a PMD maps more than 32 MiB here";
-	hpage_size = default_huge_page_size();
-	if (!hpage_size)
-		no_backing[HUGETLB] = "no hugetlb here (CONFIG_HUGETLBFS)";
-	else if (hpage_size > MAX_LEN)
-		no_backing[HUGETLB] = "a huge page maps more than 32 MiB here";
-	else if (!hugetlb_setup_default(1))
-		no_backing[HUGETLB] = "no free huge page, none could be reserved";
+	no_backing[THP] = thp_setup();
+	no_backing[HUGETLB] = hugetlb_setup_one();
 	for (kind = 0; kind < NR_BACKINGS; kind++) {
 		if (kind == SHADOW || no_backing[kind])
 			continue;
@@ -436,8 +485,8 @@ int main(void)
 	kpageflags_fd = open("/proc/kpageflags", O_RDONLY);
 	check_gup_test();
 	check_backings();
-	ksft_print_msg("page size %u, PMD %lu KiB, huge page %lu KiB, %d-page buffers\n",
-		       psize(), pmd_size >> 10, hpage_size >> 10, NR_PAGES);
+	ksft_print_msg("page size %u, THP %lu KiB, huge page %lu KiB, %d-page buffers\n",
+		       psize(), thp_size >> 10, hpage_size >> 10, NR_PAGES);
 
 	ksft_set_plan(NR_BACKINGS * NR_CASES);
 	check_witness();
