@@ -393,6 +393,16 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     t0 = time.monotonic()
     t = Tally()
+    t.stop_on_signals()
+    try:
+        return _main(t, args, t0)
+    except KeyboardInterrupt as err:
+        print("# make check interrupted: the totals count the checks that ended")
+        t.end()
+        return getattr(err, "exit_code", 130)
+
+
+def _main(t: Tally, args: argparse.Namespace, t0: float) -> int:
     bases = _setup(t)
     if bases is None:
         t.end()

@@ -5,15 +5,30 @@ prints is `N passed, N failed`.
 """
 from __future__ import annotations
 
-from ..host import RunnerError
+import signal
+
+from ..host import Interrupted, RunnerError
 
 
 class Tally:
     def __init__(self) -> None:
         self.passed = self.failed = 0
         self.failures: list[str] = []
+        self.signum = 0
+
+    def stop_on_signals(self) -> None:
+        """End the checks on SIGINT or SIGTERM. The runner underneath turns
+        the signal into an interrupted run, which returns; the next record
+        raises Interrupted again, so no further check starts."""
+        def caught(signum, _frame):
+            self.signum = signum
+            raise Interrupted(signum)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, caught)
 
     def record(self, name: str, ok: bool, detail: str = "") -> bool:
+        if self.signum:
+            raise Interrupted(self.signum)
         if ok:
             self.passed += 1
             print(f"ok - {name}", flush=True)

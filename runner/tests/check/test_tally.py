@@ -2,9 +2,12 @@
 
 import contextlib
 import io
+import os
+import signal
 import unittest
 
 from gupnm.check.tally import Tally
+from gupnm.host import Interrupted
 
 
 class EndTest(unittest.TestCase):
@@ -21,6 +24,36 @@ class EndTest(unittest.TestCase):
         self.assertEqual(self.end([True, True]), (0, "2 passed, 0 failed"))
         self.assertEqual(self.end([True, False]), (1, "1 passed, 1 failed"))
         self.assertEqual(self.end([]), (0, "0 passed, 0 failed"))
+
+
+class SignalTest(unittest.TestCase):
+    """A signal the runner underneath swallows (it returns an interrupted
+    run) still ends the checks at the next record: make check interrupted
+    by Ctrl-C went on to boot the next kernel."""
+
+    def setUp(self):
+        old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        self.addCleanup(lambda: [signal.signal(s, h) for s, h in old.items()])
+
+    def interrupted_by(self, sig):
+        t = Tally()
+        t.stop_on_signals()
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            t.record("before", True)
+            try:
+                os.kill(os.getpid(), sig)
+            except Interrupted:
+                pass            # what the runner's boot does with it
+            with self.assertRaises(Interrupted) as caught:
+                t.record("after", True)
+        self.assertEqual((t.passed, t.failed), (1, 0))
+        self.assertNotIn("after", out.getvalue())
+        return caught.exception.exit_code
+
+    def test_sigint_and_sigterm_end_the_checks(self):
+        self.assertEqual(self.interrupted_by(signal.SIGINT), 130)
+        self.assertEqual(self.interrupted_by(signal.SIGTERM), 143)
 
 
 if __name__ == "__main__":
