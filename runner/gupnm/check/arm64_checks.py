@@ -59,7 +59,7 @@ def check_arm64(t) -> None:
     base = REPO / "results" / f"check-arm64-{stamp}"
     for spec, expect, *want in ARM64_MATRIX:
         label = f"vm arm64 {spec}"
-        args = matrix._args("default", "")
+        args = matrix._args("default", "", spec)
         args.arch, args.timeout = "arm64", ARM64_TIMEOUT
         out = matrix.boot(t, label, spec, args, base / spec.replace(":", "_"),
                           run_one)

@@ -39,8 +39,11 @@ DEBUG_MATRIX = [
 ]
 DEBUG_TEST_ARGS = "-B"
 # The stress program (hardening/gupnm_stress) runs after the test on every
-# kernel: malformed inputs and teardown races, 1000 iterations on debug
-# kernels, where page_owner then finds any page reference it leaked.
+# build of the driver: malformed inputs and teardown races, 1000 iterations
+# on debug kernels, where page_owner then finds any page reference it
+# leaked. A source tree's negative controls (:nofix, :wrongfix, mutants)
+# change mm/gup.c only: their driver is the :all kernel's, stressed there
+# (1.5-2 min a row under TCG, most of a seeded row's time).
 STRESS_ARGS = {"default": "", "debug": "-p 32 -R 1000"}
 # MemFree after rmmod may trail MemFree before modprobe by this much: slab
 # caches grown by the test stay; KASAN's quarantine holds freed objects on
@@ -266,14 +269,22 @@ def _check_after_the_test(out: _Checks, summary: dict, expect: str, debug: bool)
                             for b in bench))
 
 
-def _args(config: str, test_args: str) -> argparse.Namespace:
+def stress_args(spec: str, config: str) -> str | None:
+    """The stress program's arguments on @spec, or None where its driver is
+    stressed on another row (STRESS_ARGS)."""
+    if spec.startswith("source:") and not spec.endswith(":all"):
+        return None
+    return STRESS_ARGS[config]
+
+
+def _args(config: str, test_args: str, spec: str = "") -> argparse.Namespace:
     debug = config == "debug"
     return argparse.Namespace(config=config, accel="auto", vcpus=2,
                               memory=1536 if debug else 1024,
                               append="page_owner=on" if debug else "",
                               timeout=900 if debug else 300, retries=2,
                               test_args=test_args, results=None,
-                              stress=STRESS_ARGS[config])
+                              stress=stress_args(spec, config))
 
 
 def boot(t, label: str, spec: str, args, outdir: Path, run_one):
@@ -287,6 +298,9 @@ def boot(t, label: str, spec: str, args, outdir: Path, run_one):
     t.record(f"{label}: prepared and booted", True)
     print(f"# {label}: {out.summary['verdict']} "
           f"({out.summary['vm']['accel']}, results {outdir})", flush=True)
+    asked, ran = args.stress is not None, "stress" in out.summary
+    t.record(f"{label}: " + ("the stress program ran" if asked else "no stress program")
+             + ", as asked", ran == asked, f"stress in summary.json: {ran}")
     return out
 
 
@@ -298,7 +312,7 @@ def _run(t, matrix, config: str, test_args: str) -> dict[str, dict]:
     summaries = {}
     for spec, expect in matrix:
         label = f"vm {spec}{' (debug)' if config == 'debug' else ''}"
-        out = boot(t, label, spec, _args(config, test_args),
+        out = boot(t, label, spec, _args(config, test_args, spec),
                    base / spec.replace(":", "_"), run_one)
         if out is None:
             continue
@@ -322,7 +336,7 @@ def run_thp_always(t) -> None:
     from ..cli import run_one
     spec, append = THP_ALWAYS
     label = f"vm {spec} ({append})"
-    args = _args("default", "")
+    args = _args("default", "", spec)
     args.append = append
     out = boot(t, label, spec, args,
                REPO / "results" / f"check-thp-{datetime.now():%Y%m%d-%H%M%S}", run_one)
@@ -391,7 +405,7 @@ def run_thp_source(t) -> None:
     base = REPO / "results" / f"check-{THP_SOURCE_CONFIG}-{datetime.now():%Y%m%d-%H%M%S}"
     for spec, expect in THP_SOURCE:
         label = f"vm {spec} (--config {THP_SOURCE_CONFIG})"
-        args = _args("default", "")
+        args = _args("default", "", spec)
         args.config = THP_SOURCE_CONFIG
         out = boot(t, label, spec, args, base / spec.replace(":", "_"), run_one)
         if out is None:
@@ -412,7 +426,7 @@ def run_unasked(t) -> None:
     spec, config = UNASKED
     label = f"vm {spec} (--config {config}: gup_test built in, without the command)"
     outdir = REPO / "results" / f"check-{config}-{datetime.now():%Y%m%d-%H%M%S}"
-    args = _args("default", "")
+    args = _args("default", "", spec)
     args.config = config
     out = boot(t, label, spec, args, outdir, run_one)
     if out is None:

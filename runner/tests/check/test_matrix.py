@@ -431,6 +431,17 @@ class MatrixTableTest(unittest.TestCase):
         self.assertEqual((opts.timeout, opts.kmemleak, opts.test_args, opts.stress),
                          (300, False, '', ''))
 
+    def test_stress_once_per_driver_build(self):
+        # Every Debian kernel and every tree's :all run it; a tree's negative
+        # controls (mm/gup.c changed only) share :all's driver and skip it.
+        stressed = {spec for spec, _ in matrix.MATRIX
+                    if matrix.stress_args(spec, 'default') is not None}
+        self.assertEqual(stressed, {'debian:6.1', 'debian:6.12', 'debian:7.3',
+                                    'source:debian-6.12:all', 'source:debian-7.3:all'})
+        self.assertEqual(matrix.stress_args('source:debian-6.12:all', 'debug'), '-p 32 -R 1000')
+        self.assertIsNone(matrix.stress_args('source:debian-7.3:mutant-anonslow', 'default'))
+        self.assertIsNone(matrix._args('default', '', 'source:debian-6.12:nofix').stress)
+
 
 class FakeTally:
     def __init__(self):
@@ -592,7 +603,9 @@ class ThpSourceTest(unittest.TestCase):
 
         def fake_run_one(spec, args, outdir):
             seen.append((spec, args.config, args.test_args, outdir.name))
-            s = s_slow if spec.endswith(':anonslow') else s_fixed
+            s = dict(s_slow if spec.endswith(':anonslow') else s_fixed)
+            if args.stress is None:       # the runner runs it only when asked
+                s.pop('stress', None)
             return vmrun.RunOutcome(s, s['exit_status'], outdir, tap)
 
         t = FakeTally()
