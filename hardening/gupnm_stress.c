@@ -49,7 +49,7 @@
 #define NSEC_PER_SEC		1000000000ULL
 #define RACE_TIMEOUT_NS		(5 * NSEC_PER_SEC)
 #define KILL_DELAY_NS		NSEC_PER_MSEC
-#define KILL_MMAP_ITERS		20	/* at most: each mmap() is LEAK_BYTES */
+#define KILL_FAULT_ITERS	20	/* at most: each child faults LEAK_BYTES */
 #define MAX_PAGES		65536
 #define MAX_ITERS		100000
 
@@ -752,28 +752,36 @@ static void kill_verdict_child(int ready_fd)
 	_exit(3);
 }
 
-/* mmap() allocates and zeroes LEAK_BYTES: killed there, it frees them. */
-static void kill_mmap_child(int ready_fd)
+/*
+ * Fault in LEAK_BYTES of shadow pages, again and again: each fault allocates
+ * and inserts a page. Killed there, the child's exit must free them all.
+ */
+static void kill_fault_child(int ready_fd)
 {
+	size_t off;
 	char *addr;
 
 	if (write(ready_fd, "r", 1) != 1)
 		_exit(2);
-	while (!shadow_mmap(&addr, LEAK_BYTES, MAP_SHARED, 0))
+	while (!shadow_mmap(&addr, LEAK_BYTES, MAP_SHARED, 0)) {
+		for (off = 0; off < LEAK_BYTES; off += pagesize)
+			addr[off] = 1;
 		munmap(addr, LEAK_BYTES);
+	}
 	_exit(3);
 }
 
 /*
- * Kill a child of @child at work, @opt_iters times. With @in_mmap, once
- * free memory shows its mmap() holding a quarter of LEAK_BYTES: any page
- * mmap()'s error path fails to free then shows as a leak.
+ * Kill a child of @child at work, @opt_iters times. With @in_fault, once
+ * free memory shows it holding a quarter of LEAK_BYTES of shadow pages
+ * (else the kill proves nothing: a failure): any page its teardown fails
+ * to free then shows as a leak.
  */
 static bool race_kill(const char *name, void (*child)(int ready_fd),
-		      bool in_mmap)
+		      bool in_fault)
 {
-	unsigned long iters = in_mmap && opt_iters > KILL_MMAP_ITERS ?
-			      KILL_MMAP_ITERS : opt_iters;
+	unsigned long iters = in_fault && opt_iters > KILL_FAULT_ITERS ?
+			      KILL_FAULT_ITERS : opt_iters;
 	long start, floor = free_kb() - (long)(LEAK_BYTES / 2048);
 	unsigned long long deadline;
 	unsigned long i, killed = 0;
@@ -782,8 +790,8 @@ static bool race_kill(const char *name, void (*child)(int ready_fd),
 	char c;
 	pid_t pid;
 
-	/* A leaking mmap() is left to the caller before memory runs out. */
-	for (i = 0; ok && i < iters && (!in_mmap || free_kb() > floor); i++) {
+	/* A leaking teardown is left to the caller before memory runs out. */
+	for (i = 0; ok && i < iters && (!in_fault || free_kb() > floor); i++) {
 		if (pipe2(pfd, O_CLOEXEC))
 			return false;
 		fflush(NULL);
@@ -799,11 +807,15 @@ static bool race_kill(const char *name, void (*child)(int ready_fd),
 			break;
 		start = free_kb();
 		deadline = now_ns() + RACE_TIMEOUT_NS;
-		if (!in_mmap)
+		if (!in_fault)
 			sleep_ns(KILL_DELAY_NS);	/* into the ioctl */
-		while (in_mmap && free_kb() > start - (long)(LEAK_BYTES / 4096) &&
-		       now_ns() < deadline)
-			;
+		while (in_fault && free_kb() > start - (long)(LEAK_BYTES / 4096))
+			if (now_ns() > deadline) {
+				ksft_print_msg("%s: iteration %lu: the child never held %lu MiB\n",
+					       name, i, LEAK_BYTES >> 22);
+				ok = false;
+				break;
+			}
 		kill(pid, SIGKILL);
 		if (!wait_child(name, pid, &status))
 			return false;
@@ -826,11 +838,11 @@ static bool race_kill_verdict(const char *name)
 	return race_kill(name, kill_verdict_child, false);
 }
 
-static bool race_kill_mmap(const char *name)
+static bool race_kill_fault(const char *name)
 {
 	long before = free_kb();
 
-	return race_kill(name, kill_mmap_child, true) &&
+	return race_kill(name, kill_fault_child, true) &&
 	       memory_back(name, before);
 }
 
@@ -877,7 +889,7 @@ static const struct {
 	{ "race_fork_pin", race_fork_pin },
 	{ "race_close_pinned", race_close_pinned },
 	{ "race_kill_verdict", race_kill_verdict },
-	{ "race_kill_mmap", race_kill_mmap },
+	{ "race_kill_fault", race_kill_fault },
 	{ "leak_anon", leak_anon },
 	{ "leak_shadow", leak_shadow },
 };
@@ -898,10 +910,12 @@ static unsigned long parse_ulong(const char *s, unsigned long min,
 
 int main(int argc, char **argv)
 {
+	unsigned long long t0;
 	__u64 nr_fast;
 	unsigned int i;
 	char *probe;
 	int c, err;
+	bool ok;
 
 	while ((c = getopt(argc, argv, "p:R:")) != -1) {
 		if (c == 'p')
@@ -928,9 +942,14 @@ int main(int argc, char **argv)
 			       "unknown: not the series' gup_test" :
 			       "no CONFIG_HAVE_GUP_FAST");
 	ksft_set_plan(ARRAY_SIZE(abi_cases) + ARRAY_SIZE(cases));
+	t0 = now_ns();
 	run_abi_cases();
-	for (i = 0; i < ARRAY_SIZE(cases); i++)
-		ksft_test_result(cases[i].fn(cases[i].name), "%s\n",
-				 cases[i].name);
+	ksft_print_msg("abi cases: %llu ms\n", (now_ns() - t0) / NSEC_PER_MSEC);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		t0 = now_ns();
+		ok = cases[i].fn(cases[i].name);
+		ksft_print_msg("%s: %llu ms\n", cases[i].name, (now_ns() - t0) / NSEC_PER_MSEC);
+		ksft_test_result(ok, "%s\n", cases[i].name);
+	}
 	ksft_finished();
 }

@@ -42,8 +42,7 @@ DEBUG_TEST_ARGS = "-B"
 # build of the driver: malformed inputs and teardown races, 1000 iterations
 # on debug kernels, where page_owner then finds any page reference it
 # leaked. A source tree's negative controls (:nofix, :wrongfix, mutants)
-# change mm/gup.c only: their driver is the :all kernel's, stressed there
-# (1.5-2 min a row under TCG, most of a seeded row's time).
+# change mm/gup.c only: their driver is the :all kernel's, stressed there.
 STRESS_ARGS = {"default": "", "debug": "-p 32 -R 1000"}
 # MemFree after rmmod may trail MemFree before modprobe by this much: slab
 # caches grown by the test stay; KASAN's quarantine holds freed objects on
