@@ -32,7 +32,7 @@
 #   make patches    regenerate patches/ (upstream, stable-6.12) and generated/
 #                   from the repository
 #   make patches-to-send  the same with your git identity, into out/patches
-#                   (MAINLINE=tree UPSTREAM_TREE=mm-new STABLE_6_18=tree)
+#                   (MAINLINE=tree UPSTREAM_TREE=mm-new STABLE_TREES="6.18=tree")
 #   make survey     a verdict on every amd64 and arm64 Debian kernel (module or probe)
 #   make kernels    every Debian kernel debian: reaches
 #   make unit       the runner's unit tests only
@@ -153,25 +153,25 @@ check-numa:
 patches:
 	patchgen/gen-series.sh upstream
 	patchgen/gen-series.sh stable-6.12
-	patchgen/gen-request.sh stable-6.18
+	patchgen/gen-request.sh stable-pick
 	patchgen/gen-generated.sh
 
 # The copy to send (docs/series.md): From:/Signed-off-by: from your git
 # identity. MAINLINE, your mainline git tree, gives the 6.12 backport
 # upstream's changelog; UPSTREAM_TREE (mm-new or mainline; default
 # MAINLINE) is the tree the upstream series is generated on, with
-# base-commit:, To:/Cc: and checkpatch there; STABLE_6_18, a 6.18.y tree,
-# is where the 6.18 request's cherry-pick is tried.
+# base-commit:, To:/Cc: and checkpatch there; STABLE_TREES ("6.18=DIR
+# 7.2=DIR"), stable trees where the request's cherry-pick is tried.
 OUT ?= out/patches
 MAINLINE ?=
 UPSTREAM_TREE ?= $(MAINLINE)
-STABLE_6_18 ?=
+STABLE_TREES ?=
 patches-to-send:
 	patchgen/gen-series.sh -g $(if $(UPSTREAM_TREE),-s -b $(UPSTREAM_TREE)) \
 	  -o $(OUT)/upstream upstream
 	patchgen/gen-series.sh -g $(if $(MAINLINE),-m $(MAINLINE)) -o $(OUT)/stable-6.12 stable-6.12
-	patchgen/gen-request.sh -g $(if $(STABLE_6_18),-m $(MAINLINE) -t $(STABLE_6_18)) \
-	  -o $(OUT)/stable-6.18 stable-6.18
+	patchgen/gen-request.sh -g $(if $(STABLE_TREES),-m $(MAINLINE) $(addprefix -t ,$(STABLE_TREES))) \
+	  -o $(OUT)/stable-pick stable-pick
 
 # Both arches, each to its end; the worse exit code of the two (3 > 1 > 0).
 SURVEY_ARCHES ?= amd64 arm64

@@ -36,7 +36,7 @@ outdir=$(cd "$outdir" && pwd)
 if [ ! -f "$outdir/gup_test.c" ] || [ ! -f "$outdir/gup_test.h" ]; then
 	"$here/gup_test-source.sh" "$outdir"
 fi
-for f in Kbuild gup_test_compat.h; do
+for f in Kbuild gup_test_compat.h internal.h; do
 	ln -sfn "$here/$f" "$outdir/$f"
 done
 

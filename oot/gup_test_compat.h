@@ -20,13 +20,21 @@
 #define kzalloc_obj(p)	kzalloc(sizeof(p), GFP_KERNEL)
 #endif
 
+#ifdef CONFIG_CMA
 /*
- * Out of tree, gup_test is a module whatever the kernel's config says
- * (shipped kernels leave CONFIG_GUP_TEST unset): the source leaves out what
- * a module cannot reach (the CMA half of the long-term pinnable check).
+ * folio_is_longterm_pinnable() reads the page block's migratetype where
+ * CONFIG_CMA is set, through a function no module can call. Out of tree,
+ * PIN_LONGTERM_BENCHMARK's sanity check keeps the function's other checks
+ * (zero page, device-coherent memory, ZONE_MOVABLE) and leaves the CMA one
+ * out; the test does not use it.
  */
-#ifndef CONFIG_GUP_TEST_MODULE
-#define CONFIG_GUP_TEST_MODULE 1
+static inline bool gup_test_oot_longterm_pinnable(struct folio *folio)
+{
+	if (is_zero_pfn(folio_pfn(folio)))
+		return true;
+	return !folio_is_device_coherent(folio) && !folio_is_zone_movable(folio);
+}
+#define folio_is_longterm_pinnable(folio)	gup_test_oot_longterm_pinnable(folio)
 #endif
 
 #if !defined(CONFIG_HAVE_GUP_FAST) && defined(CONFIG_HAVE_FAST_GUP)
@@ -87,27 +95,6 @@ static int gup_test_mmap_prepare(struct file *file, struct vm_area_struct *vma)
 
 #define gup_test_mmap_prepare(desc)	gup_test_mmap_prepare_desc(desc)
 #define mmap_prepare			mmap
-#endif
-
-#ifdef GUP_TEST_MMAP_LOCK_MEMCG_PATH
-/*
- * The mmap_lock tracepoints of older kernels (6.1, 6.12; not 7.3) pass the
- * memcg path too (Kbuild tells from the header): the source's probe is
- * renamed and called from one of the old prototype, which takes its name.
- */
-struct mm_struct;
-
-static void gup_fast_witness_locking_new(void *data, struct mm_struct *mm,
-					 bool write);
-
-static void gup_fast_witness_locking(void *data, struct mm_struct *mm,
-				     const char *memcg_path, bool write)
-{
-	gup_fast_witness_locking_new(data, mm, write);
-}
-
-#define gup_fast_witness_locking(data, mm, write) \
-	gup_fast_witness_locking_new(data, mm, write)
 #endif
 
 #endif /* _GUP_TEST_COMPAT_H */

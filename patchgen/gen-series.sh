@@ -12,6 +12,9 @@
 #   steps             one patch a line: message|edits|new files|author
 #   cover-letter.txt  subject line, blank line, blurb
 #   subject-prefix    optional: "PATCH 6.12" for a stable series
+#   recipients        optional: "To: ..." and "Cc: ..." lines every copy
+#                     carries (a stable series: stable@, the fix's author
+#                     and linux-mm); -s adds get_maintainer.pl's
 #   edits/            hunks for existing upstream files
 # Each patch is a commit built in a scratch index on top of a pristine git
 # tree of the base (runner/linux-source-base.sh): new files are copied
@@ -175,6 +178,16 @@ cover_opt=--no-cover-letter
 [ -f "$sdir/cover-letter.txt" ] && cover_opt=--cover-letter
 send_opts=()
 [ -z "$send" ] || mapfile -t send_opts < <(recipients "$base" "$start" "$head")
+if [ -f "$sdir/recipients" ]; then
+	while IFS= read -r who; do
+		case $who in
+		'To: '*) send_opts+=("--to=${who#To: }") ;;
+		'Cc: '*) send_opts+=("--cc=${who#Cc: }") ;;
+		'#'* | '') ;;
+		*) die "patchgen/$series/recipients: '$who' is neither a To: nor a Cc: line." ;;
+		esac
+	done <"$sdir/recipients"
+fi
 git -C "$base" -c core.abbrev=12 format-patch -q "$cover_opt" --no-signature \
 	--zero-commit --no-binary --from="$ident" --subject-prefix="$prefix" \
 	"${send_opts[@]}" -o "$tmp_out" "$start..$head"

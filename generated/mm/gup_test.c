@@ -1,33 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <linux/kernel.h>
 #include <linux/mm.h>
-#include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/ktime.h>
 #include <linux/debugfs.h>
 #include <linux/highmem.h>
-#include <trace/events/mmap_lock.h>
+#include "internal.h"
 #include "gup_test.h"
-
-/*
- * GUP-fast never takes the mmap_lock; the slow path behind a FOLL_PIN call
- * does. A pin that locked nothing on the way took GUP-fast. The probe on
- * the mmap_lock tracepoint stays registered from a file's first pinning
- * GUP_FAST_VERDICT until the file is released: each registration patches
- * kernel text, too costly to repeat per command.
- */
-struct gup_fast_witness {
-	struct mutex lock;		/* one pinning verdict at a time */
-	struct task_struct *task;	/* the task asking; NULL: not registered */
-	bool locked;
-};
 
 struct gup_test_data {
 	struct mutex longterm_mutex;
 	struct page **longterm_pages;
 	unsigned long longterm_nr_pages;
-	struct gup_fast_witness witness;
 };
 
 static void put_back_pages(unsigned int cmd, struct page **pages,
@@ -59,18 +44,6 @@ static void put_back_pages(unsigned int cmd, struct page **pages,
 	}
 }
 
-/*
- * folio_is_longterm_pinnable() reads the page block's migratetype where
- * CONFIG_CMA is set, which is not exported: there, a modular gup_test
- * leaves that sanity check out.
- */
-static bool gup_test_longterm_pinnable(struct folio *folio)
-{
-	if (IS_MODULE(CONFIG_GUP_TEST) && IS_ENABLED(CONFIG_CMA))
-		return true;
-	return folio_is_longterm_pinnable(folio);
-}
-
 static void verify_dma_pinned(unsigned int cmd, struct page **pages,
 			      unsigned long nr_pages)
 {
@@ -90,7 +63,7 @@ static void verify_dma_pinned(unsigned int cmd, struct page **pages,
 				dump_page(&folio->page, "gup_test failure");
 				break;
 			} else if (cmd == PIN_LONGTERM_BENCHMARK &&
-				WARN(!gup_test_longterm_pinnable(folio),
+				WARN(!folio_is_longterm_pinnable(folio),
 				     "pages[%lu] is NOT pinnable but pinned\n",
 				     i)) {
 				dump_page(&folio->page, "gup_test failure");
@@ -373,104 +346,63 @@ static long pin_longterm_test_ioctl(struct file *filep, unsigned int cmd,
 	return ret;
 }
 
-static void gup_fast_witness_locking(void *data, struct mm_struct *mm,
-				     bool write)
-{
-	struct gup_fast_witness *w = data;
-
-	if (current == READ_ONCE(w->task))
-		WRITE_ONCE(w->locked, true);
-}
-
-/*
- * Did GUP-fast take the page at @addr for @gup_flags? A get_user_pages()
- * reference through GUP-fast alone without @w, else a pin_user_pages()
- * pin, which the slow path completes where GUP-fast refuses.
- */
-static bool gup_fast_took(unsigned long addr, unsigned int gup_flags,
-			  struct gup_fast_witness *w)
+/* 1 if GUP-fast alone takes the page at @addr for @gup_flags, 0 if not. */
+static int gup_fast_takes(unsigned long addr, unsigned int gup_flags, bool pin)
 {
 	struct page *page;
+	int ret = pin ? pin_user_pages_fast_only(addr, 1, gup_flags, &page) :
+			get_user_pages_fast_only(addr, 1, gup_flags, &page);
 
-	if (!w) {
-		if (get_user_pages_fast_only(addr, 1, gup_flags, &page) != 1)
-			return false;
+	if (ret == 1 && pin)
+		unpin_user_page(page);
+	else if (ret == 1)
 		put_page(page);
-		return true;
-	}
-	WRITE_ONCE(w->locked, false);
-	if (pin_user_pages_fast(addr, 1, gup_flags, &page) != 1)
-		return false;
-	unpin_user_page(page);
-	return !READ_ONCE(w->locked);
+	return ret;
 }
 
-static int gup_fast_verdict(struct gup_test_data *data,
-			    struct gup_fast_verdict __user *uarg)
+static int gup_fast_verdict(struct gup_fast_verdict __user *uarg)
 {
-	struct gup_fast_witness *witness = NULL;
 	struct gup_fast_verdict args;
-	unsigned int gup_flags = 0;
+	unsigned int gup_flags;
 	unsigned long i, end;
-	u8 __user *verdicts;
-	int ret = 0;
-	u8 fast;
+	bool pin;
+	int ret;
 
-	/* Without GUP-fast every page would read as refused. */
 	if (!IS_ENABLED(CONFIG_HAVE_GUP_FAST))
 		return -EOPNOTSUPP;
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
-	if ((args.flags & ~GUP_FAST_VERDICT_FLAGS) || args.reserved ||
-	    ((args.flags & GUP_FAST_VERDICT_FLAG_LONGTERM) &&
-	     !(args.flags & GUP_FAST_VERDICT_FLAG_PIN)) ||
+	pin = args.flags & GUP_FAST_VERDICT_FLAG_PIN;
+	if (args.flags & ~(GUP_FAST_VERDICT_FLAG_WRITE |
+			   GUP_FAST_VERDICT_FLAG_PIN |
+			   GUP_FAST_VERDICT_FLAG_LONGTERM) || args.reserved ||
+	    (args.flags & GUP_FAST_VERDICT_FLAG_LONGTERM && !pin) ||
 	    !args.size || !IS_ALIGNED(args.addr | args.size, PAGE_SIZE) ||
 	    args.addr > ULONG_MAX || args.size > ULONG_MAX ||
+	    args.verdicts > ULONG_MAX ||
 	    check_add_overflow((unsigned long)args.addr,
 			       (unsigned long)args.size, &end))
 		return -EINVAL;
-	if (args.flags & GUP_FAST_VERDICT_FLAG_WRITE)
-		gup_flags |= FOLL_WRITE;
-	if (args.flags & GUP_FAST_VERDICT_FLAG_LONGTERM)
-		gup_flags |= FOLL_LONGTERM;
-	if (args.flags & GUP_FAST_VERDICT_FLAG_PIN) {
-		if (!IS_ENABLED(CONFIG_TRACING))
-			return -EOPNOTSUPP;
-		witness = &data->witness;
-		if (mutex_lock_killable(&witness->lock))
-			return -EINTR;
-		if (!witness->task)
-			ret = register_trace_mmap_lock_start_locking(gup_fast_witness_locking,
-								     witness);
-		if (ret) {
-			mutex_unlock(&witness->lock);
-			return ret;
-		}
-		WRITE_ONCE(witness->task, current);
-	}
+	gup_flags = (args.flags & GUP_FAST_VERDICT_FLAG_WRITE ? FOLL_WRITE : 0) |
+		    (args.flags & GUP_FAST_VERDICT_FLAG_LONGTERM ? FOLL_LONGTERM : 0);
 
-	verdicts = u64_to_user_ptr(args.verdicts);
 	args.nr_fast = 0;
 	for (i = 0; i < args.size / PAGE_SIZE; i++) {
 		/* One page at a time: a refusal must not hide the rest. */
-		fast = gup_fast_took(args.addr + i * PAGE_SIZE, gup_flags, witness);
-		args.nr_fast += fast;
-		if (verdicts && put_user(fast, verdicts + i)) {
-			ret = -EFAULT;
-			break;
-		}
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			break;
-		}
+		ret = gup_fast_takes(args.addr + i * PAGE_SIZE, gup_flags, pin);
+		if (ret < 0)
+			return ret;
+		args.nr_fast += ret;
+		if (args.verdicts &&
+		    put_user((u8)ret, (u8 __user *)u64_to_user_ptr(args.verdicts) + i))
+			return -EFAULT;
+		if (fatal_signal_pending(current))
+			return -EINTR;
 		cond_resched();
 	}
-
-	if (witness)
-		mutex_unlock(&witness->lock);
-	if (!ret && copy_to_user(uarg, &args, sizeof(args)))
-		ret = -EFAULT;
-	return ret;
+	if (copy_to_user(uarg, &args, sizeof(args)))
+		return -EFAULT;
+	return 0;
 }
 
 static long gup_test_ioctl(struct file *filep, unsigned int cmd,
@@ -492,9 +424,9 @@ static long gup_test_ioctl(struct file *filep, unsigned int cmd,
 	case PIN_LONGTERM_TEST_READ:
 		return pin_longterm_test_ioctl(filep, cmd, arg);
 	case GUP_FAST_VERDICT:
-		return gup_fast_verdict(filep->private_data, (void __user *)arg);
+		return gup_fast_verdict((void __user *)arg);
 	default:
-		return -EINVAL;
+		return -ENOTTY;
 	}
 
 	if (copy_from_user(&gup, (void __user *)arg, sizeof(gup)))
@@ -526,7 +458,6 @@ static int gup_test_open(struct inode *inode, struct file *file)
 	}
 
 	mutex_init(&data->longterm_mutex);
-	mutex_init(&data->witness.lock);
 	file->private_data = data;
 	return 0;
 }
@@ -537,13 +468,6 @@ static int gup_test_release(struct inode *inode, struct file *file)
 
 	pin_longterm_test_stop(data);
 	mutex_destroy(&data->longterm_mutex);
-	if (IS_ENABLED(CONFIG_TRACING) && data->witness.task) {
-		unregister_trace_mmap_lock_start_locking(gup_fast_witness_locking,
-							 &data->witness);
-		/* No probe may still be looking at the witness when it goes. */
-		tracepoint_synchronize_unregister();
-	}
-	mutex_destroy(&data->witness.lock);
 	kfree(data);
 	file->private_data = NULL;
 
@@ -585,7 +509,6 @@ static int gup_test_mmap_prepare(struct vm_area_desc *desc)
 }
 
 static const struct file_operations gup_test_fops = {
-	.owner = THIS_MODULE,
 	.open = gup_test_open,
 	.unlocked_ioctl = gup_test_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
@@ -593,23 +516,12 @@ static const struct file_operations gup_test_fops = {
 	.release = gup_test_release,
 };
 
-static struct dentry *gup_test_dentry;
-
 static int __init gup_test_init(void)
 {
-	gup_test_dentry = debugfs_create_file_unsafe("gup_test", 0600, NULL,
-						     NULL, &gup_test_fops);
+	debugfs_create_file_unsafe("gup_test", 0600, NULL, NULL,
+				   &gup_test_fops);
 
 	return 0;
 }
 
-static void __exit gup_test_exit(void)
-{
-	debugfs_remove(gup_test_dentry);
-}
-
 late_initcall(gup_test_init);
-module_exit(gup_test_exit);
-
-MODULE_DESCRIPTION("Test infrastructure for get_user_pages() and friends");
-MODULE_LICENSE("GPL");

@@ -43,45 +43,25 @@ struct pin_longterm_test {
 	__u32 flags;
 };
 
-#define GUP_FAST_VERDICT_FLAG_WRITE	1
-#define GUP_FAST_VERDICT_FLAG_PIN	2
-#define GUP_FAST_VERDICT_FLAG_LONGTERM	4
-#define GUP_FAST_VERDICT_FLAGS		(GUP_FAST_VERDICT_FLAG_WRITE | \
-					 GUP_FAST_VERDICT_FLAG_PIN | \
-					 GUP_FAST_VERDICT_FLAG_LONGTERM)
+#define GUP_FAST_VERDICT_FLAG_WRITE	1	/* FOLL_WRITE */
+#define GUP_FAST_VERDICT_FLAG_PIN	2	/* FOLL_PIN, else FOLL_GET */
+#define GUP_FAST_VERDICT_FLAG_LONGTERM	4	/* FOLL_LONGTERM, with _PIN */
 
 /**
- * struct gup_fast_verdict - ask which pages of a range GUP-fast takes
- * @addr: start of the range in the caller's address space, page aligned
+ * struct gup_fast_verdict - which pages of a range GUP-fast takes
+ * @addr: start of the range, page aligned
  * @size: length of the range in bytes, a non-zero multiple of the page size
- * @verdicts: user pointer to one byte per page, or 0; byte i is set to 1 if
- *	GUP-fast took page i and to 0 if it did not
- * @nr_fast: out: the number of pages GUP-fast took
- * @flags: GUP_FAST_VERDICT_FLAG_* (above), or 0
+ * @verdicts: user pointer to one byte per page, or 0: byte i is set to 1
+ *	if GUP-fast took page i, else to 0
+ * @nr_fast: out: how many pages GUP-fast took
+ * @flags: GUP_FAST_VERDICT_FLAG_*: the FOLL_* flags of the question
  * @reserved: must be 0
  *
- * GUP_FAST_VERDICT asks page by page and drops each reference or pin at
- * once. Its flags are the FOLL_* flags of the question:
- *
- * - GUP_FAST_VERDICT_FLAG_WRITE: FOLL_WRITE.
- * - GUP_FAST_VERDICT_FLAG_PIN: FOLL_PIN, through pin_user_pages_fast();
- *   without it, FOLL_GET through get_user_pages_fast_only().
- * - GUP_FAST_VERDICT_FLAG_LONGTERM: FOLL_LONGTERM; needs the PIN flag.
- *
- * Without GUP_FAST_VERDICT_FLAG_PIN nothing falls back to the slow path:
- * a page that is not present, not writable for a write, or rejected by
- * gup_fast_folio_allowed() counts as not taken. With it, a page GUP-fast
- * refuses goes to the slow path as for any pin_user_pages_fast() caller,
- * which may fault it in; the page counts as taken only if the call pinned
- * it without taking the mmap_lock, which GUP-fast never takes (the
- * mmap_lock_start_locking tracepoint tells). The command fails with
- * EOPNOTSUPP without CONFIG_HAVE_GUP_FAST, and for GUP_FAST_VERDICT_FLAG_PIN
- * without CONFIG_TRACING.
- *
- * A MAP_SHARED mapping of the gup_test file gives pages to ask about: on
- * its first touch, each page is an order-0 page from alloc_page() inserted
- * with vm_insert_page(), whose ->mapping is NULL, as drivers map their
- * buffers.
+ * GUP_FAST_VERDICT asks GUP-fast alone, one page at a time, and drops each
+ * reference or pin at once: nothing falls back to the slow path, so a page
+ * that is not present, not writable for a write, or refused by
+ * gup_fast_folio_allowed() reads 0. It fails with EOPNOTSUPP where the
+ * kernel has no GUP-fast, and with EFAULT beyond the user address space.
  */
 struct gup_fast_verdict {
 	__u64 addr;

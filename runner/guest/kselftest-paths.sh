@@ -29,9 +29,10 @@ export PATH=/usr/bin:/usr/sbin:/bin:/sbin
 [ -e /dev/stdout ] || ln -s /proc/self/fd/1 /dev/stdout
 [ -e /dev/stderr ] || ln -s /proc/self/fd/2 /dev/stderr
 
-# init has loaded gup_test (modprobe, from /lib/modules); run_vmtests.sh
-# loads it for the gup_test category only when its file is missing, so it
-# stays loaded for every path.
+# gup_test is built into the kernel (the series' v4 on a source tree:
+# kselftest_paths.prepared refuses anything else): init loads no module,
+# run_vmtests.sh loads none, /sys/kernel/debug/gup_test is there for every
+# path.
 
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 

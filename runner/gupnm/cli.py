@@ -51,7 +51,9 @@ def _vm_args(p: argparse.ArgumentParser) -> None:
                    "KSM, THP, and the gup_test cross-check of the benchmark; "
                    "kselftest: the tree's own gup_test built in, as kselftest "
                    "kernels have it; thp-always: THP always and no madvise(), "
-                   "whose controls must prove their own order)")
+                   "whose controls must prove their own order; oot: the runner's "
+                   "out-of-tree gup_test even where the tree has the series' to "
+                   "build in; notrace: no CONFIG_FTRACE/TRACING)")
     p.add_argument("--arch", choices=("amd64", "arm64"), default="amd64",
                    help="guest architecture: arm64 boots Debian arm64 kernels "
                    "under qemu-system-aarch64 (TCG; module and test cross-built)")
@@ -322,17 +324,17 @@ def _prepare_and_run(spec: str, args, outdir: Path, arch: str, meta, live,
         needs = command.needs(cmd)
         command.check_kernel(needs, prep.config, prep.release, spec)
         server = command.gup_test_server(
-            prep.config, prep.module, prep.module_in_tree, prep.release, spec,
+            prep.config, prep.module, prep.release, spec,
             cmd.program, required=needs.gup_test)
         if server:
-            progress(f"/sys/kernel/debug/gup_test: {server.why}")
+            progress(f"/sys/kernel/debug/gup_test: {server.kind}: {server.why}")
             opts.gup_test, opts.gup_test_module = server.as_dict(), server.module
         opts.gup_test_required = needs.gup_test
         opts.program = (cmd.guest, command.binary(_selftests_mm(prep, args), cmd))
         opts.append = " ".join([opts.append, *needs.append]).strip()
     elif arch == "amd64" and getattr(args, "config", "default") == "selftests" \
             and _has(prep, "CONFIG_GUP_TEST"):
-        # Every kernel has gup_test now (the series' module, in tree or out):
+        # Every kernel has gup_test now (built in, or the runner's module):
         # the cross-check, which builds the tree's selftests/mm, stays with
         # the benchmark runs that ask for it (--config selftests).
         opts.xcheck = _crosscheck(prep, args)
@@ -434,6 +436,10 @@ def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None,
             + (f", {s['boot_attempts']} boots" if s.get('boot_attempts', 0) > 1 else ""))
     if s.get("command"):
         say(f"test:    {s['command']}")
+    served = s.get("gup_test")
+    if served:
+        why = served.get("why")
+        say(f"gup_test: {served['kind']}" + (f": {why}" if why else ""))
     br = s.get("bench_run")
     if br:
         say(f"then:    {br['command']} (the benchmark, exit {br['exit']}; {br['output']})")

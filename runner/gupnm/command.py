@@ -18,10 +18,11 @@ those lines of the tree's fragment).
 
 /sys/kernel/debug/gup_test, which gup_test drives (and cow, gup_longterm
 use when present), is served by whichever of these the kernel has first
-(gup_test_server): its own gup_test built in (CONFIG_GUP_TEST=y), its
-in-tree module (=m, a source kernel whose series made it tristate), else
-the runner's out-of-tree gup_test.ko, built for every kernel as the default
-path builds it. Only a kernel neither can serve is an error, naming both.
+(gup_test_server): its own gup_test built in (CONFIG_GUP_TEST=y; a source
+kernel whose tree has the series' GUP_FAST_VERDICT builds it in), else the
+runner's module, the series' gup_test built out of tree (oot/) for every
+kernel as the default path builds it. Only a kernel neither can serve is
+an error, naming both.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .host import UsageError
-from .prepare import kconfig
+from .prepare import kconfig, kernels
 
 SELFTESTS_MM = "tools/testing/selftests/mm"
 # What the guest needs besides the command's memory: kernel, init, test.
@@ -65,7 +66,7 @@ class Needs:
 @dataclass(frozen=True)
 class Server:
     """Who serves /sys/kernel/debug/gup_test in the guest."""
-    kind: str                   # BUILTIN, IN_TREE or RUNNERS
+    kind: str                   # BUILTIN or RUNNERS
     module: Path | None         # what the guest loads; None: nothing
     why: str                    # one line for the report
 
@@ -74,9 +75,8 @@ class Server:
                 "why": self.why}
 
 
-BUILTIN = "built in"
-IN_TREE = "in-tree module"
-RUNNERS = "runner's module"
+BUILTIN = kernels.GUP_TEST_BUILTIN              # "built in"
+RUNNERS = kernels.GUP_TEST_RUNNERS              # "the runner's module (out of tree)"
 
 
 def parse(text: str) -> Command:
@@ -172,33 +172,29 @@ def check_kernel(n: Needs, config: Path | None, release: str, spec: str) -> None
                          + f" ({config}): {hint}")
 
 
-def gup_test_server(config: Path | None, module: Path | None, in_tree: bool,
+def gup_test_server(config: Path | None, module: Path | None,
                     release: str, spec: str, program: str = "gup_test",
                     required: bool = True) -> Server | None:
     """Who serves /sys/kernel/debug/gup_test for @program on the kernel
     whose .config is @config (None: not known, e.g. an image: module tree):
-    its own gup_test built in (CONFIG_GUP_TEST=y; nothing is loaded), its
-    in-tree module (=m and @in_tree: @module is the kernel's own build),
-    else the runner's out-of-tree @module, which needs CONFIG_MODULES and
+    its own gup_test built in (CONFIG_GUP_TEST=y; nothing is loaded), else
+    the runner's out-of-tree @module, which needs CONFIG_MODULES and
     CONFIG_DEBUG_FS. Neither: UsageError naming both when @required, else
     None (the program runs without it)."""
     have = kconfig.parse(config.read_text(errors="replace")) \
         if config is not None and config.exists() else None
     own = have.get("CONFIG_GUP_TEST", "n") if have is not None else None
     if own == "y":
-        return Server(BUILTIN, None, f"{release}'s own gup_test, built in "
-                      "(CONFIG_GUP_TEST=y): no module loaded")
-    if own == "m" and in_tree and module is not None:
-        return Server(IN_TREE, module, f"{release}'s in-tree gup_test module "
-                      f"(CONFIG_GUP_TEST=m), {module.name}")
+        return Server(BUILTIN, None, f"{release}'s own gup_test "
+                      "(CONFIG_GUP_TEST=y); no module loaded")
     lacks = [o for o in ("CONFIG_MODULES", "CONFIG_DEBUG_FS")
              if have is not None and have.get(o, "n") != "y"]
     own_said = {None: "its .config is not available",
                 "m": "CONFIG_GUP_TEST=m, but its module is not at hand"}.get(
                     own, f"CONFIG_GUP_TEST is not set in {config}")
     if module is not None and not lacks:
-        return Server(RUNNERS, module, f"the runner's gup_test module ({own_said}), "
-                      f"built against {release}")
+        return Server(RUNNERS, module, f"{module.name}, built against {release} "
+                      f"(the kernel's own: {own_said})")
     if not required:
         return None
     runners = ("none was built for it" if module is None else

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
+from .parse import tap
 
 SOURCE = REPO / "probe" / "gupnm_probe.c"
 # The table (-t) and what both files share.
@@ -167,8 +168,9 @@ def exit_code(res: ProbeResult) -> int:
 
 def cannot_see(res: ProbeResult) -> str | None:
     """What this run could not see: the long-term writable pin, unless the
-    table (-t) judged the shadow row's long-term cell."""
-    seen = any(c["backing"] == "shadow" and c["access"] == "longterm_write"
+    table (-t) judged the shadow row's long-term cell (the probe's name for
+    the driver row)."""
+    seen = any(c["backing"] in tap.DRIVER_ROW_NAMES and c["access"] == "longterm_write"
                for c in res.table)
     return None if seen else CANNOT_SEE
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from .host import REPO, RunnerError, UsageError, progress
 from .prepare import debian
 from . import probe
+from .parse import tap
 from .report import stats
 
 
@@ -59,16 +60,19 @@ def cmd_kernels(args) -> int:
 # The test's cells, by the letter a row's table gives each when GUP-fast
 # took every page of it.
 CELLS = (("read", "r"), ("write", "w"), ("longterm_write", "L"))
-# What a failure of the shadow read and write cells is: the bug itself.
-BUG_CASES = {"verdict_shadow_read", "verdict_shadow_write"}
+# What a failure of the driver row's read and write cells is: the bug
+# itself (the row was "shadow" before v4 of the test, and is in the probe's
+# table: names are compared as tap.canonical_case gives them).
+BUG_CASES = {f"verdict_{tap.DRIVER}_read", f"verdict_{tap.DRIVER}_write"}
 
 
 def fast_table(summary: dict) -> str | None:
     """The kernel's GUP-fast table as the test saw it, one word per backing
     in the test's order: r, w, L where GUP-fast took every page of the
     read, write or long-term write cell, - where it took none, ~ where some,
-    ? where the cell was not judged (skipped); None without verdicts."""
-    got = {(v["backing"], v["access"]): v for v in summary.get("verdicts", [])}
+    ? where the cell was not judged (skipped); None without verdicts. The
+    driver row by its name today (tap.row_name), whatever the log said."""
+    got = {(tap.row_name(v["backing"]), v["access"]): v for v in summary.get("verdicts", [])}
     words = []
     for backing in dict.fromkeys(b for b, _ in got):
         cells = ""
@@ -94,9 +98,11 @@ def _row(o: debian.Offered, summary: dict | None, code: int | None,
     row["bug_present"] = summary.get("bug_present")
     row["table"] = fast_table(summary)
     row["other_failures"] = sorted(c["name"] for c in summary.get("cases", [])
-                                   if c["status"] == "fail" and c["name"] not in BUG_CASES)
+                                   if c["status"] == "fail"
+                                   and tap.canonical_case(c["name"]) not in BUG_CASES)
+    # The driver row's write verdict (the key keeps the row's old name).
     for v in summary.get("verdicts", []):
-        if v["backing"] == "shadow" and v["access"] == "write":
+        if tap.row_name(v["backing"]) == tap.DRIVER and v["access"] == "write":
             row["shadow"] = f"{v['fast']}/{v['total']}"
     ratios = [r.get("shadow_anon_ratio") for r in summary.get("bench_ratio", [])]
     ratios = [r for r in ratios if r]
@@ -117,7 +123,7 @@ def _probe_row(row: dict, res: probe.ProbeResult, outdir: Path) -> dict:
     row["other_failures"] = sorted(
         r["name"] for r in res.results if r["status"] == "fail"
         and r["name"].startswith("table_")
-        and r["name"].replace("table_", "verdict_", 1) not in BUG_CASES)
+        and tap.canonical_case(r["name"].replace("table_", "verdict_", 1)) not in BUG_CASES)
     slow = sum(1 for v in res.verdicts.values() if v["slow"])
     row["evidence"] = (f"{slow}/{len(res.verdicts)} producers slow"
                        if res.verdicts else None)
@@ -126,7 +132,7 @@ def _probe_row(row: dict, res: probe.ProbeResult, outdir: Path) -> dict:
 
 def survey_one(o: debian.Offered, run_module, run_probe) -> dict:
     """One kernel's row: the module where its headers are in the archive and
-    the run judged the kernel (exit 0 or 1 with a shadow verdict), else the
+    the run judged the kernel (exit 0 or 1 with a driver verdict), else the
     probe, with the reason (no headers; the module's build or run failed:
     its first line)."""
     t0 = time.monotonic()
@@ -137,14 +143,14 @@ def survey_one(o: debian.Offered, run_module, run_probe) -> dict:
             out = run_module(o)
             module = _row(o, out.summary, out.exit_code)
             module["results"] = str(out.outdir)
-            module["evidence"] = f"shadow {module['shadow']} fast" \
+            module["evidence"] = f"{tap.DRIVER} {module['shadow']} fast" \
                 if module["shadow"] else None
             if out.exit_code in (0, 1) and module["bug_present"] is not None:
                 module.update(method_reason="module: the headers are in the archive",
                               seconds=round(time.monotonic() - t0, 1))
                 return module
             problems = (out.summary or {}).get("problems") or [
-                f"no shadow verdict: {module['verdict']}"]
+                f"no {tap.DRIVER} verdict: {module['verdict']}"]
             why = f"the module run could not judge it (exit {out.exit_code}: {problems[0]})"
         except RunnerError as err:
             why = f"the module could not be used: {one_line(err)}"

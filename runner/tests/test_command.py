@@ -109,7 +109,7 @@ class KernelTest(unittest.TestCase):
 
 
 class ServerTest(unittest.TestCase):
-    """gup_test_server: built in, else the kernel's module, else the runner's."""
+    """gup_test_server: built in, else the runner's module."""
     BASE = "CONFIG_MODULES=y\nCONFIG_DEBUG_FS=y\n"
     KO = Path("/cache/modules/x/gup_test.ko")
 
@@ -120,19 +120,15 @@ class ServerTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def server(self, text, module=KO, in_tree=False, **kw):
+    def server(self, text, module=KO, **kw):
         self.config.write_text(self.BASE + text)
-        return command.gup_test_server(self.config, module, in_tree, "6.12.118",
+        return command.gup_test_server(self.config, module, "6.12.118",
                                        "source:debian-6.12", **kw)
 
     def test_built_in_loads_nothing(self):
         s = self.server("CONFIG_GUP_TEST=y\n")
         self.assertEqual((s.kind, s.module), (command.BUILTIN, None))
         self.assertIn("CONFIG_GUP_TEST=y", s.why)
-
-    def test_in_tree_module(self):
-        s = self.server("CONFIG_GUP_TEST=m\n", in_tree=True)
-        self.assertEqual((s.kind, s.module), (command.IN_TREE, self.KO))
 
     def test_runners_module_when_the_option_is_off(self):
         # source:debian-6.12 --config selftests, and every Debian kernel.
@@ -141,13 +137,13 @@ class ServerTest(unittest.TestCase):
         self.assertIn("CONFIG_GUP_TEST is not set", s.why)
 
     def test_runners_module_when_the_kernels_is_not_at_hand(self):
-        s = self.server("CONFIG_GUP_TEST=m\n", in_tree=False)
+        s = self.server("CONFIG_GUP_TEST=m\n")
         self.assertEqual(s.kind, command.RUNNERS)
         self.assertIn("not at hand", s.why)
 
     def test_runners_module_without_a_config(self):
         # image:KERNEL:MODULE_TREE: no headers, no .config.
-        s = command.gup_test_server(None, self.KO, False, "6.12.118", "image:a:b")
+        s = command.gup_test_server(None, self.KO, "6.12.118", "image:a:b")
         self.assertEqual((s.kind, s.module), (command.RUNNERS, self.KO))
         self.assertIn(".config is not available", s.why)
 
@@ -155,7 +151,7 @@ class ServerTest(unittest.TestCase):
         self.config.write_text("# CONFIG_GUP_TEST is not set\n# CONFIG_DEBUG_FS is not set\n"
                                "CONFIG_MODULES=y\n")
         with self.assertRaises(UsageError) as cm:
-            command.gup_test_server(self.config, self.KO, False, "6.12.118",
+            command.gup_test_server(self.config, self.KO, "6.12.118",
                                     "source:debian-6.12")
         said = str(cm.exception)
         self.assertIn("kernel's own gup_test (CONFIG_GUP_TEST is not set", said)
@@ -168,7 +164,7 @@ class ServerTest(unittest.TestCase):
     def test_not_required_is_none(self):
         self.config.write_text("# CONFIG_GUP_TEST is not set\n")     # no MODULES
         self.assertIsNone(command.gup_test_server(
-            self.config, self.KO, False, "6.1", "debian:6.1", "ksm_tests",
+            self.config, self.KO, "6.1", "debian:6.1", "ksm_tests",
             required=False))
 
 

@@ -38,13 +38,22 @@ class NewestPerSeriesTest(unittest.TestCase):
         self.assertEqual((row["shadow"], row["ratio"], row["exit_status"]),
                          ("0/512", 3.66, 1))
 
+    def test_row_from_a_v4_summary(self):
+        # v4 of the test names the row "driver"; the row's key stays "shadow".
+        summary = {"verdict": "driver 0/512 fast", "verdicts": [
+            {"backing": "driver", "access": "write", "fast": 0, "total": 512}],
+            "cases": [{"name": "verdict_driver_write", "status": "fail"}]}
+        row = survey._row(offer("6.12.118+deb13-amd64"), summary, 1)
+        self.assertEqual((row["shadow"], row["table"], row["other_failures"]),
+                         ("0/512", "driver ?-?", []))
+
     def test_row_table_from_real_runs(self):
         real = Path(__file__).resolve().parent / "data" / "real"
-        want = {"6.1": "anon rwL, thp rwL, hugetlb rwL, memfd rwL, file rwL, shadow rwL, "
+        want = {"6.1": "anon rwL, thp rwL, hugetlb rwL, memfd rwL, file rwL, driver rwL, "
                        "secretmem ---",
-                "6.12": "anon rwL, thp rwL, hugetlb rwL, memfd rwL, file rw-, shadow ---, "
+                "6.12": "anon rwL, thp rwL, hugetlb rwL, memfd rwL, file rw-, driver ---, "
                         "secretmem ---",
-                "7.3": "anon rwL, thp rwL, hugetlb rwL, memfd rwL, file rw-, shadow rw-, "
+                "7.3": "anon rwL, thp rwL, hugetlb rwL, memfd rwL, file rw-, driver rw-, "
                        "secretmem ---"}
         for release, table in want.items():
             with self.subTest(release):
@@ -60,13 +69,13 @@ class NewestPerSeriesTest(unittest.TestCase):
         # ran; 6.1's io_uring pins under the mmap_lock, so its long-term
         # column is not judged (?) and the row says the probe cannot see it.
         data = Path(__file__).resolve().parent / "data" / "probe"
-        bug = ("anon rwL, thp rwL, hugetlb rwL, memfd rwL, file rw-, shadow ---, "
+        bug = ("anon rwL, thp rwL, hugetlb rwL, memfd rwL, file rw-, driver ---, "
                "secretmem ---")
         want = {"debian-6.1.0-57": "anon rw?, thp rw?, hugetlb rw?, memfd rw?, file rw?, "
-                                   "shadow rw?, secretmem --?",
+                                   "driver rw?, secretmem --?",
                 "debian-6.12.118": bug, "debian-6.19.14": bug, "debian-7.1.13": bug,
                 "debian-7.3.4": "anon rwL, thp rwL, hugetlb rwL, memfd rwL, file rw-, "
-                                "shadow rw-, secretmem ---"}
+                                "driver rw-, secretmem ---"}
         for name, table in want.items():
             with self.subTest(name):
                 res = probe.parse((data / f"{name}-table.txt").read_text())
@@ -88,7 +97,7 @@ class NewestPerSeriesTest(unittest.TestCase):
         res = probe.parse(text + "GUPNM-PROBE-EXIT: 1\n")
         self.assertEqual(res.errors, [])
         row = survey._probe_row(offer("7.3.4+deb13-amd64").to_json(), res, Path("/r/p"))
-        self.assertIn("shadow rwL", row["table"])
+        self.assertIn("driver rwL", row["table"])      # the probe's "shadow" row
         self.assertEqual(row["other_failures"], ["table_shadow_longterm_write"])
         self.assertIs(row["bug_present"], False)
         self.assertEqual(row["exit_status"], probe.EXIT_FAIL)
@@ -140,7 +149,7 @@ class SurveyOneTest(unittest.TestCase):
         row = survey._judged(row)
         self.assertEqual((row["method"], row["bug_present"], row["evidence"],
                           row["exit_status"], row["agrees"]),
-                         ("module", True, "shadow 0/512 fast", 1, True))
+                         ("module", True, "driver 0/512 fast", 1, True))
 
     def test_no_headers_is_the_probe_with_its_reason(self):
         row = survey.survey_one(offer("7.1.13+deb13-amd64", headers=False), self.never,
@@ -177,14 +186,14 @@ class SurveyOneTest(unittest.TestCase):
         self.assertEqual((row["method"], row["module_exit_status"]), ("probe", 3))
         self.assertIn("exit 3: the guest died", row["method_reason"])
 
-    def test_module_failure_without_shadow_verdict_falls_back(self):
+    def test_module_failure_without_driver_verdict_falls_back(self):
         other = {"problems": [], "bug_present": None, "verdicts": [],
                  "verdict": "FAIL: other failure"}
         row = survey.survey_one(offer("6.12.118+deb13-amd64"), lambda o: Outcome(1, other),
                                 lambda o: (probe_result(True), Path("/r/p")))
         self.assertEqual((row["method"], row["module_exit_status"], row["bug_present"]),
                          ("probe", 1, True))
-        self.assertIn("no shadow verdict: FAIL: other failure", row["method_reason"])
+        self.assertIn("no driver verdict: FAIL: other failure", row["method_reason"])
 
     def test_probe_failure_is_a_row_without_verdict(self):
         def fail(o):

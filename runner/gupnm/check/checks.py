@@ -198,7 +198,7 @@ def check_series(t: Tally, series: str, base: Path) -> None:
                 "words or trailers of upstream's written here, the note)",
                 lambda: _backport(patches, fixes))
     else:
-        t.guard(f"{label}: no mm/gup.c change (the fix is upstream)",
+        t.guard(f"{label}: does not carry the fix (it is upstream)",
                 lambda: (not fixes, ", ".join(p.name for p in fixes)))
 
 
@@ -319,9 +319,11 @@ def _backport(patches: list[Path], fixes: list[Path]) -> tuple[bool, str]:
 
 
 def check_prefixes(t: Tally) -> None:
-    """Every prefix of each series builds: the kernel with the module where
-    the prefix has the driver, and the selftest with the tree's own
-    Makefile where it has the test (make check-prefixes; real builds)."""
+    """Every prefix of each series builds: the kernel, with the series'
+    gup_test built in where the prefix has its GUP_FAST_VERDICT (else the
+    tree's own stays out: kconfig.fragments), and the selftest with the
+    tree's own Makefile where it has the test (make check-prefixes; real
+    builds)."""
     for tree, name in source.DEBIAN_TREES.items():
         n = len(patch_files(name))
         for k in range(1, n + 1):
@@ -329,7 +331,7 @@ def check_prefixes(t: Tally) -> None:
 
             def build(tree=tree, sel=sel):
                 with source.held(tree, sel) as sk:
-                    have = ["vmlinux"] + (["gup_test.ko"] if sk.module else [])
+                    have = ["vmlinux"] + (["gup_test built in"] if sk.builtin else [])
                     test = sk.tree / "tools/testing/selftests/mm/gup_null_mapping.c"
                     if test.exists():
                         with tempfile.TemporaryDirectory() as out:

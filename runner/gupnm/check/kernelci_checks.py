@@ -12,8 +12,8 @@ release booted, gup_null_mapping's verdicts as the kernel calls for.
 Rows: Debian's 7.3 has the fix (every verdict passes); Debian's 6.12 does
 not, and its own tree has no gup_null_mapping, so the negative control is
 the same 7.3 tarball on the 6.12 kernel, as a lab running a newer kselftest
-on an older kernel does: the short-term shadow verdicts must fail, the
-rest pass.
+on an older kernel does: the driver row's short-term verdicts must fail,
+the rest pass.
 
 Alone: `cd runner && python3 -m gupnm.check.kernelci_checks`.
 """
@@ -63,7 +63,7 @@ def check_row(t, spec: str, bug: bool, built=None,
     flat = o.path.flat if o.path else []
     verdicts = [f for f in flat if "_verdict_" in f.name]
     failed = sorted(f.name for f in verdicts if f.result != "pass")
-    want = ("short-term shadow verdicts fail (no fix), the rest pass" if bug
+    want = ("the driver's short-term verdicts fail (no fix), the rest pass" if bug
             else "all pass (fix)")
     t.record(f"{label}: {o.wrapper}: {len(verdicts)} verdicts of gup_null_mapping, "
              f"{want}; failing: {len(failed)}",

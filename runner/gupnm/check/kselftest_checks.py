@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..ci import kselftest_paths, lab, lava, lava_device, linaro
 from ..host import REPO, RunnerError, progress
+from ..parse import tap
 
 # Source kernels: each series applied, the fix in it (7.3 has it upstream).
 # The upstream series' tree: 6.12's stable series is the fix alone, its
@@ -159,24 +160,25 @@ def check_linaro(t, spec: str, select: str) -> None:
 
 def expected_failures(spec: str, names: list[str]) -> set[str]:
     """The cases of @names that fail on @spec's kernel (the test's own
-    line aside): none with the fix, the short-term shadow verdicts without
-    it, the long-term writable shadow pin with the wrong fix."""
+    line aside): none with the fix, the driver row's short-term verdicts
+    without it, its long-term writable pin with the wrong fix (the row
+    "driver", or "shadow" in names of the test before v4)."""
     variant = spec.rsplit(":", 1)[-1]
     if variant == "nofix":
-        return {n for n in names if kselftest_paths.is_shadow(n)}
+        return {n for n in names if kselftest_paths.is_driver(n)}
     if variant == "wrongfix":
-        return {n for n in names if n.endswith("verdict_shadow_longterm_write")}
+        return {n for n in names if tap.is_driver_case(n, ("longterm_write",))}
     return set()
 
 
 def _outcome(spec: str) -> str:
-    return {"nofix": "shadow read/write fail (the bug), the rest pass",
-            "wrongfix": "only the long-term writable shadow pin fails (wrong fix)",
+    return {"nofix": "driver read/write fail (the bug), the rest pass",
+            "wrongfix": "only the driver's long-term writable pin fails (wrong fix)",
             }.get(spec.rsplit(":", 1)[-1], "all pass")
 
 
 def check_lava(t, job: str, spec: str, bug: bool) -> None:
-    expect = "shadow fails, controls pass" if bug else "all pass"
+    expect = "driver fails, controls pass" if bug else "all pass"
     failing = None
     if spec.startswith("source:"):
         # A tree's kernels: what each variant must fail, as the Linaro rows.

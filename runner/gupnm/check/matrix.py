@@ -12,12 +12,13 @@ from datetime import datetime
 from pathlib import Path
 
 from ..host import REPO, RunnerError
+from ..parse import tap
 
 BUG_MESSAGE = "GUP-fast rejects NULL-mapping order-0 folios"
 
 # spec, expected outcome: "pass" (GUP-fast takes NULL-mapping folios, the
-# long-term writable pin does not), "bug" (the regression: shadow pages
-# refused), "wrongfix" (a fix that lets long-term writable pins through
+# long-term writable pin does not), "bug" (the regression: the driver's
+# pages refused), "wrongfix" (a fix that lets long-term writable pins through
 # GUP-fast too), "pre65" (a kernel before 6.5: no regression, and the
 # long-term writable pin goes through GUP-fast by that kernel's design: the
 # test fails that case, the runner marks it XFAIL). Every row with "bug" or
@@ -48,7 +49,7 @@ STRESS_ARGS = {"default": "", "debug": "-p 32 -R 1000"}
 # caches grown by the test stay; KASAN's quarantine holds freed objects on
 # debug kernels. Page references are proven by page_owner, not by this.
 MEMFREE_TOLERANCE_KB = {"default": 16 * 1024, "debug": 64 * 1024}
-# The rows of gup_fast_folio_allowed()'s table other than shadow: read and
+# The rows of gup_fast_folio_allowed()'s table other than the driver's: read and
 # write (FOLL_PIN, FOLL_PIN|FOLL_WRITE) of each, then its long-term
 # writable pin (FOLL_PIN|FOLL_LONGTERM|FOLL_WRITE; "expected": file's is
 # slow since 6.5, fast before, which the runner marks XFAIL).
@@ -59,23 +60,40 @@ LONGTERM = {"anon": "all", "thp": "all", "hugetlb": "all", "memfd": "all",
 WRONGFIX_MESSAGE = ("FOLL_LONGTERM|FOLL_WRITE pin of NULL-mapping folios went "
                     "through GUP-fast")
 SECRETMEM_MESSAGE = "secretmem exposure"
-# Result names of the test: verdict_<backing>_<case>.
-BACKINGS = ("anon", "thp", "hugetlb", "memfd", "file", "shadow", "secretmem")
+# Result names of the test: verdict_<backing>_<case>. The driver row,
+# gup_test's own pages, was "shadow" before v4 of the test: summaries of
+# either are read by today's names (tap.row_name, tap.canonical_case).
+DRIVER = tap.DRIVER
+BACKINGS = ("anon", "thp", "hugetlb", "memfd", "file", DRIVER, "secretmem")
 CASES = ("read", "write", "longterm_write")
 
 
 def _case(summary: dict, name: str) -> str | None:
     for case in summary.get("cases", []):
-        if case["name"] == name:
+        if tap.canonical_case(case["name"]) == name:
             return case["status"]
     return None
 
 
 def _verdict(summary: dict, backing: str, access: str) -> dict | None:
     for v in summary.get("verdicts", []):
-        if v["backing"] == backing and v["access"] == access:
+        if tap.row_name(v["backing"]) == backing and v["access"] == access:
             return v
     return None
+
+
+def _case_names(summary: dict, status: str | None = None) -> set[str]:
+    """The result names of @summary (with @status), by today's names."""
+    return {tap.canonical_case(c["name"]) for c in summary.get("cases", [])
+            if status is None or c["status"] == status}
+
+
+def _built_in(summary: dict) -> bool:
+    """gup_test built into the kernel (v4 of the series on a source tree):
+    no module to load or unload."""
+    served = summary.get("gup_test") or {}
+    source = (summary.get("kernel") or {}).get("source") or {}
+    return (served.get("kind") or source.get("gup_test")) == "built in"
 
 
 def _fast_is(summary: dict, backing: str, want: str,
@@ -107,7 +125,7 @@ def assertions(summary: dict, tap_text: str, expect: str = "", *,
                debug: bool = False, bug: bool | None = None
                ) -> list[tuple[str, bool, str]]:
     """(name, ok, detail) of every expectation about one run; @expect is
-    "pass", "bug" (the regression: shadow pages refused) or "wrongfix" (a
+    "pass", "bug" (the regression: the driver's pages refused) or "wrongfix" (a
     long-term writable pin through GUP-fast on a 6.5+ kernel), see MATRIX;
     bug=True/False is the older spelling of "bug"/"pass"."""
     if not expect:
@@ -122,7 +140,7 @@ def assertions(summary: dict, tap_text: str, expect: str = "", *,
         out.check("the test printed results", False,
                   summary.get("verdict") or "no TAP output")
         return list(out)
-    _check_shadow(out, summary, tap_text, expect)
+    _check_driver(out, summary, tap_text, expect)
     _check_controls(out, summary)
     _check_every_case(out, summary, expect)
     _check_after_the_test(out, summary, expect, debug)
@@ -140,41 +158,37 @@ def _check_ran(out: _Checks, summary: dict) -> None:
               "\n".join(f"{s['kind']}: {s['excerpt']}" for s in splats))
 
 
-def _check_shadow(out: _Checks, summary: dict, tap_text: str, expect: str) -> None:
-    """The shadow pages: read/write, a plain pin, and the long-term pin as
-    @expect calls for."""
+def _check_driver(out: _Checks, summary: dict, tap_text: str, expect: str) -> None:
+    """The driver's pages (gup_test's, NULL ->mapping): read/write, a plain
+    pin, and the long-term pin as @expect calls for."""
     bug = expect == "bug"
-    ok, got = _fast_is(summary, "shadow", "none" if bug else "all")
-    out.check(f"shadow read/write via GUP-fast: {'0/N (bug present)' if bug else 'N/N'}",
+    lt_case = f"verdict_{DRIVER}_longterm_write"
+    ok, got = _fast_is(summary, DRIVER, "none" if bug else "all")
+    out.check(f"{DRIVER} read/write via GUP-fast: {'0/N (bug present)' if bug else 'N/N'}",
               ok, got)
     if bug:
         out.check(f"the failure names the bug ('{BUG_MESSAGE}')",
                   BUG_MESSAGE in tap_text and
-                  _case(summary, "verdict_shadow_read") == "fail", "")
-    out.check("the witness proved itself (pages never touched read slow)",
-              "witness: proven" in tap_text, "no 'witness: proven' line")
+                  _case(summary, f"verdict_{DRIVER}_read") == "fail", "")
     if expect == "wrongfix":
-        v = _verdict(summary, "shadow", "longterm_write") or {}
-        out.check("the long-term writable pin of shadow pages went through "
+        v = _verdict(summary, DRIVER, "longterm_write") or {}
+        out.check(f"the long-term writable pin of the {DRIVER}'s pages went through "
                   "GUP-fast (the wrong fix)", v and v["expected"] == 0 and
                   v["fast"] == v["total"] > 0, str(v))
         out.check(f"the failure names the wrong fix ('{WRONGFIX_MESSAGE}')",
-                  WRONGFIX_MESSAGE in tap_text and
-                  _case(summary, "verdict_shadow_longterm_write") == "fail" and
+                  WRONGFIX_MESSAGE in tap_text and _case(summary, lt_case) == "fail" and
                   summary.get("diagnosis", "wrongfix") == "wrongfix",
                   f"diagnosis: {summary.get('diagnosis')}")
     elif expect == "pre65":
-        ok, got = _fast_is(summary, "shadow", "all", ("longterm_write",))
-        out.check("before 6.5: the long-term writable pin of shadow pages went "
+        ok, got = _fast_is(summary, DRIVER, "all", ("longterm_write",))
+        out.check(f"before 6.5: the long-term writable pin of the {DRIVER}'s pages went "
                   "through GUP-fast, and the runner marked that XFAIL",
-                  ok and _case(summary, "verdict_shadow_longterm_write") == "xfail",
-                  got)
+                  ok and _case(summary, lt_case) == "xfail", got)
     else:
-        ok, got = _fast_is(summary, "shadow", "expected", ("longterm_write",))
-        out.check("the long-term writable pin of shadow pages took the path the "
+        ok, got = _fast_is(summary, DRIVER, "expected", ("longterm_write",))
+        out.check(f"the long-term writable pin of the {DRIVER}'s pages took the path the "
                   "kernel version calls for (slow since 6.5)",
-                  ok and _case(summary, "verdict_shadow_longterm_write") == "pass",
-                  got)
+                  ok and _case(summary, lt_case) == "pass", got)
 
 
 def _check_controls(out: _Checks, summary: dict) -> None:
@@ -205,15 +219,14 @@ def _check_judged(out: _Checks, summary: dict) -> None:
 def _check_every_case(out: _Checks, summary: dict, expect: str) -> None:
     """Every case of the table reported, none failed but the ones @expect
     names, and the test's exit status."""
-    names = {c["name"] for c in summary.get("cases", [])}
+    names = _case_names(summary)
     want_names = {f"verdict_{b}_{c}" for b in BACKINGS for c in CASES}
     out.check(f"every case of the table reported ({len(want_names)} verdicts)",
               want_names <= names, "missing: " + ", ".join(sorted(want_names - names)))
     _check_judged(out, summary)
-    failed = sorted(c["name"] for c in summary.get("cases", [])
-                    if c["status"] == "fail")
-    allowed = {"bug": {"verdict_shadow_read", "verdict_shadow_write"},
-               "wrongfix": {"verdict_shadow_longterm_write"},
+    failed = sorted(_case_names(summary, "fail"))
+    allowed = {"bug": {f"verdict_{DRIVER}_read", f"verdict_{DRIVER}_write"},
+               "wrongfix": {f"verdict_{DRIVER}_longterm_write"},
                "pass": set(), "pre65": set()}[expect]
     out.check("no other case fails" + (f" than {', '.join(sorted(allowed))}"
                                        if allowed else ""),
@@ -228,13 +241,20 @@ def _check_every_case(out: _Checks, summary: dict, expect: str) -> None:
 
 
 def _check_after_the_test(out: _Checks, summary: dict, expect: str, debug: bool) -> None:
-    """The driver unloads and gives its memory back; run_vmtests.sh, the
-    stress program, page_owner (debug) or the benchmark (default)."""
-    out.check("the driver unloads after the test", summary.get("rmmod") == "ok",
-              f"rmmod: {summary.get('rmmod')}")
+    """The runner's module unloads (nothing to unload where gup_test is
+    built in) and the memory comes back; run_vmtests.sh, the stress
+    program, page_owner (debug) or the benchmark (default)."""
+    built_in = _built_in(summary)
+    if built_in:
+        out.check("gup_test is built in: no module loaded or unloaded",
+                  summary.get("rmmod") is None, f"rmmod: {summary.get('rmmod')}")
+    else:
+        out.check("the driver unloads after the test", summary.get("rmmod") == "ok",
+                  f"rmmod: {summary.get('rmmod')}")
     delta = summary.get("memfree_delta_kb")
     limit = MEMFREE_TOLERANCE_KB["debug" if debug else "default"]
-    out.check(f"free memory back within {limit // 1024} MiB after rmmod",
+    out.check(f"free memory back within {limit // 1024} MiB after "
+              + ("the test" if built_in else "rmmod"),
               delta is not None and delta <= limit,
               f"MemFree before/after: {summary.get('memfree_kb')}")
     if summary.get("run_vmtests"):
@@ -384,12 +404,12 @@ def thp_source_assertions(summary: dict, tap_text: str, expect: str
     _check_ran(out, summary)
     ok, got = _fast_is(summary, "anon", "none")
     out.check("control anon read/write via GUP-fast: 0/N (order-0 anon refused)", ok, got)
-    names = {c["name"] for c in summary.get("cases", [])}
+    names = _case_names(summary)
     want_names = {f"verdict_{b}_{c}" for b in BACKINGS for c in CASES}
     out.check(f"every case of the table reported ({len(want_names)} verdicts)",
               want_names <= names, "missing: " + ", ".join(sorted(want_names - names)))
     _check_judged(out, summary)
-    failed = {c["name"] for c in summary.get("cases", []) if c["status"] == "fail"}
+    failed = _case_names(summary, "fail")
     out.check("the failed cases are " + ", ".join(sorted(ANONSLOW_FAILED)) + ", no other",
               failed == ANONSLOW_FAILED, "failed: " + ", ".join(sorted(failed)))
     out.check("test exit status 1, runner exit 1",

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from .. import probe
 from ..host import REPO
+from ..parse import tap
 
 # The matrix's kernels the probe boots too: spec, what the probe must say
 # (bug present?), what the module found there (its diagnosis).
@@ -56,10 +57,11 @@ def host_checks(t) -> None:
 
 
 def _shadow(module: dict) -> str:
-    """The module's shadow verdicts, e.g. "write 512/512 fast"."""
+    """The module's verdicts of the driver row ("shadow" before v4 of the
+    test), e.g. "write 512/512 fast"."""
     return ", ".join(f"{v['access']} {v['fast']}/{v['total']} fast"
                      for v in module.get("verdicts", [])
-                     if v.get("backing") == "shadow")
+                     if tap.row_name(v.get("backing") or "") == tap.DRIVER)
 
 
 def judge(bug: bool, diag: str, module: dict | None, s: dict) -> tuple[bool, str]:
@@ -69,7 +71,7 @@ def judge(bug: bool, diag: str, module: dict | None, s: dict) -> tuple[bool, str
     if module is None:
         return False, detail + "; no module run of this kernel to compare"
     agree = probe.agreement(module, s)
-    detail += f"; module shadow: {_shadow(module) or '-'}; {agree['why']}"
+    detail += f"; module {tap.DRIVER}: {_shadow(module) or '-'}; {agree['why']}"
     if module.get("diagnosis") != diag:
         return False, detail + f"; the module's diagnosis is not '{diag}'"
     # The probe's table (-t) against the module's, cell for cell where both
@@ -90,7 +92,7 @@ def judge(bug: bool, diag: str, module: dict | None, s: dict) -> tuple[bool, str
 def _title(spec: str, bug: bool, diag: str) -> str:
     if diag == "wrongfix":
         return (f"probe {spec}: no bug (GUP-fast takes NULL-mapping pages), as "
-                "the module's shadow pages, and the module's table where both "
+                "the module's driver pages, and the module's table where both "
                 "judged; its long-term-pin finding unseen")
     return (f"probe {spec}: {'bug' if bug else 'no bug'}, as the module found "
             "on the same kernel, and the module's table where both judged")

@@ -84,12 +84,14 @@ def _refusals(repo: Path, tmp: Path, base612: Path) -> tuple[bool, str]:
 
 def _requests(repo: Path, tmp: Path, base612: Path, base73: Path) -> tuple[bool, str]:
     gen = repo / "patchgen/gen-request.sh"
-    rc, out = _run([gen, "-g", "-m", tmp / "mainline", "-t", base612, "-o",
-                    tmp / "req", "stable-6.18"])
+    rc, out = _run([gen, "-g", "-m", tmp / "mainline", "-t", f"6.18={base612}", "-o",
+                    tmp / "req", "stable-pick"])
     text = (tmp / "req/request.txt").read_text() if rc == 0 else ""
-    rc2, out2 = _run([gen, "-g", "-m", tmp / "mainline", "-t", base73, "-o",
-                      tmp / "req2", "stable-6.18"])
-    ok = ("as it is: checked on" in text and f"From: {SENDER}" in text
+    rc2, out2 = _run([gen, "-g", "-m", tmp / "mainline", "-t", f"7.2={base73}", "-o",
+                      tmp / "req2", "stable-pick"])
+    ok = ("6.18.y as it is: checked on" in text and f"From: {SENDER}" in text
+          and "Cc: John Hubbard <jhubbard@nvidia.com>" in text
+          and "7.2.y: Tried on 7.2.13" in text
           and rc2 == 1 and "needs a backport" in out2
           and not (tmp / "req2/request.txt").exists())
     return ok, out + text + out2
@@ -111,18 +113,18 @@ def _send_upstream(tmp: Path, base73: Path) -> tuple[bool, str]:
 
 
 def _request_is_current(tmp: Path) -> tuple[bool, str]:
-    rc, out = _run([REPO / "patchgen/gen-request.sh", "-o", tmp / "cur", "stable-6.18"])
+    rc, out = _run([REPO / "patchgen/gen-request.sh", "-o", tmp / "cur", "stable-pick"])
     if rc:
         return False, out
-    rc, diff = _run(["diff", "-ru", REPO / "patches/stable-6.18", tmp / "cur"])
-    return rc == 0, "patches/stable-6.18 is stale: run make patches\n" + diff
+    rc, diff = _run(["diff", "-ru", REPO / "patches/stable-pick", tmp / "cur"])
+    return rc == 0, "patches/stable-pick is stale: run make patches\n" + diff
 
 
 def check(t: Tally, bases: dict[str, Path]) -> None:
     base612, base73 = bases["stable-6.12"], bases["upstream"]
     with tempfile.TemporaryDirectory(prefix="gupnm-send-") as d:
         tmp = Path(d)
-        t.guard("send: patches/stable-6.18 is what patchgen/gen-request.sh makes",
+        t.guard("send: patches/stable-pick is what patchgen/gen-request.sh makes",
                 lambda: _request_is_current(tmp))
         sha = _mainline(tmp, base612)
         repo = _patchgen(tmp, sha)

@@ -175,7 +175,7 @@ def record(o: Outcome) -> dict:
 
 def problems(o: Outcome, bug: bool) -> list[str]:
     """What is wrong with a KernelCI-style run (empty: all right). @bug:
-    the kernel lacks the fix, so the short-term shadow verdicts must fail."""
+    the kernel lacks the fix, so the driver's short-term verdicts must fail."""
     out = []
     if o.timed_out or o.wall_seconds >= o.budget:
         out.append(f"over KernelCI's budget: {o.wall_seconds:.0f} s, the job "

@@ -1,9 +1,9 @@
 """The gup_test category (gup_null_mapping in it) the three ways pipelines
 run it, in one guest.
 
-On a source kernel (source.prepare) the guest gets, in its initramfs:
-  - the runner's own root (busybox, runner/guest/init, gup_test.ko under
-    /lib/modules, depmod'ed), with bash;
+On a source kernel (source.prepare) whose tree has the series' gup_test
+(built in: nothing to load) the guest gets, in its initramfs:
+  - the runner's own root (busybox, runner/guest/init), with bash;
   - GNU make, coreutils' timeout and tar's companions from the host, with the
     libraries ldd names; no compiler;
   - the scratch copy of the patched tree (kselftest_build.py) at the same
@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ..guest import initramfs, qemu
 from ..host import REPO, RunnerError, progress
+from ..parse import tap
 from ..parse.status import parse_status
 from ..prepare import kernels, kselftest_arm64, kselftest_build, source
 from . import linaro, tapflat
@@ -103,7 +104,8 @@ def build_initramfs(k, built: kselftest_build.Built, work: Path,
     if "linaro" in paths and lin is None:
         raise RunnerError("the linaro path needs the test-definitions checkout")
     work.mkdir(parents=True, exist_ok=True)
-    payload = initramfs.Payload(k.release, k.module, {},
+    # The series' gup_test is built in (source.prepare): nothing to load.
+    payload = initramfs.Payload(k.release, None, {},
                                 f"sh /{GUEST_DIR}/paths.sh", need_bash=True)
     base = initramfs.build(payload, work / "base")
     extra = work / "extra-root"
@@ -281,8 +283,9 @@ def prepared(spec: str):
         raise RunnerError(f"{spec}: the kselftest paths need a source kernel "
                           "(source:debian-7.3:all)")
     with source.held(*args) as k:
-        if not k.module:
-            raise RunnerError(f"{spec}: no gup_test module in this selection")
+        if not k.builtin:
+            raise RunnerError(f"{spec}: this selection has no gup_test with "
+                              "GUP_FAST_VERDICT to build in (the upstream series)")
         return k, kselftest_build.build(k.tree, commit=k.commit)
 
 
@@ -310,12 +313,13 @@ def run_kernel(spec: str, k, built: kselftest_build.Built,
                    st.exit_code, seconds, con, outdir, m.group(1) if m else None)
 
 
-def is_shadow(name: str) -> bool:
+def is_driver(name: str) -> bool:
     """A verdict on the driver's NULL-mapping pages that the bug turns into
-    a failure: every short-term access (read, write, ...). A long-term pin
-    takes the slow path by design on every kernel, so it passes with or
+    a failure: the short-term pins (read, write), verdict_driver_* (a flat
+    name too; verdict_shadow_* in logs of the test before v4). A long-term
+    pin takes the slow path by design on every kernel, so it passes with or
     without the bug."""
-    return re.search(r"(^|_)verdict_shadow_(?!longterm)", name) is not None
+    return tap.is_driver_case(name, ("read", "write"))
 
 
 def own_results(flat: list) -> list:
@@ -332,7 +336,7 @@ def is_ours(name: str) -> bool:
 def verdict_problems(p: PathResult, wrapper: str, bug: bool) -> list[str]:
     """What is wrong with one path's flattened results (empty: all right).
 
-    @bug: the kernel has the bug, so the shadow verdicts must fail and
+    @bug: the kernel has the bug, so the driver's verdicts must fail and
     everything else pass; otherwise everything passes.
     """
     out = []
@@ -343,11 +347,11 @@ def verdict_problems(p: PathResult, wrapper: str, bug: bool) -> list[str]:
     if top not in names:
         out.append(f"{p.name}: no result named {top} (got {names[:3]}...)")
     verdicts = [f for f in p.flat if re.search(r"_verdict_", f.name)]
-    if not any(is_shadow(f.name) for f in verdicts):
-        out.append(f"{p.name}: no verdict_shadow_* case in the nested TAP "
+    if not any(is_driver(f.name) for f in verdicts):
+        out.append(f"{p.name}: no verdict_{tap.DRIVER}_* case in the nested TAP "
                    "(is /dev/stdout there? did the test run?)")
     for f in verdicts:
-        want = "fail" if bug and is_shadow(f.name) else "pass"
+        want = "fail" if bug and is_driver(f.name) else "pass"
         if f.result != want:
             out.append(f"{p.name}: {f.name} {f.result}, expected {want}")
     # The gup_test category also runs upstream's gup_test and gup_longterm:

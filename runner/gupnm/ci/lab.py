@@ -64,7 +64,7 @@ Judged: gup_null_mapping's own flattened results (the gup_test category
 also runs upstream's gup_test and gup_longterm: reported in flat.txt, not
 judged). Exit: 0 all ours pass; 1 one of ours failed (the bug) or the kernel
 complained; 2 bad input; 3 no answer (the guest died or timed out, no
-result of ours, no shadow verdict, the runner exited non-zero with ours
+result of ours, no driver verdict, the runner exited non-zero with ours
 passing, kselftest.sh wrote no result.txt, the wrong kernel booted, a build
 failed); 4 the whole test skipped. Results folder: summary.json, junit.xml,
 ktap.txt, console.log, paths.txt (the guest's output), flat.txt (every
@@ -87,7 +87,7 @@ lava-run exits 0 even when cases fail: the exit status here comes from the
 results LAVA recorded. Exit: 0 every case of the job's suite passes; 1 a
 case failed (the bug) or the kernel complained; 2 bad input (an unknown JOB,
 a SPEC the job cannot take); 3 no answer (lava-run's job errored or timed
-out, LAVA's own job result is not pass, no case of ours, no shadow verdict,
+out, LAVA's own job result is not pass, no case of ours, no driver verdict,
 the guest died before /init twice, the wrong kernel booted); 4 every case
 skipped. source-kselftest also needs its exit-status case, its
 kernel-splats case (a fail is exit 1) and the SKIPFILE's skips (missing: 3).
@@ -167,11 +167,11 @@ def judge(ours: list[tuple[str, str]], *, runner_exit: int | None,
             ", ".join(sorted({s.kind for s in splats})) + ")"
     failed = [n for n, r in ours if r not in ("pass", "skip")]
     if failed and not problems:
-        # The bug: the short-term shadow verdicts fail, nothing else but
+        # The bug: the driver's short-term verdicts fail, nothing else but
         # the test's own line (a flat name ending in gup_null_mapping).
         cases = [n for n in failed if not n.endswith("gup_null_mapping")]
         why = ("GUP-fast rejects NULL-mapping order-0 folios (bug present)"
-               if cases and all(kselftest_paths.is_shadow(n) for n in cases) else "")
+               if cases and all(kselftest_paths.is_driver(n) for n in cases) else "")
         return results.EXIT_FAIL, problems, (f"FAIL: {len(failed)} of {len(ours)} "
                                              f"failed{': ' + why if why else ''}")
     if not ours:
@@ -180,9 +180,9 @@ def judge(ours: list[tuple[str, str]], *, runner_exit: int | None,
     elif all(r == "skip" for _, r in ours):
         if not problems:
             return results.EXIT_SKIP, problems, "SKIP: every result skipped"
-    elif not any(kselftest_paths.is_shadow(n) for n, _ in ours):
-        problems.append("no verdict_shadow_* result: not a pass without the "
-                        "test's own shadow verdict")
+    elif not any(kselftest_paths.is_driver(n) for n, _ in ours):
+        problems.append("no verdict_driver_* result: not a pass without the "
+                        "test's own driver verdict")
     if runner_exit is None:
         problems.append(f"{runner} never finished in the guest (died or timed out)")
     elif runner_exit != 0 and not problems:
@@ -190,7 +190,10 @@ def judge(ours: list[tuple[str, str]], *, runner_exit: int | None,
                         "results pass")
     if problems:
         return results.EXIT_INFRA, problems, "not judged: " + problems[0]
-    return results.EXIT_PASS, problems, f"PASS: {len(ours)} results of gup_null_mapping"
+    skipped = [n for n, r in ours if r == "skip"]
+    return results.EXIT_PASS, problems, (
+        f"PASS: {len(ours)} results of gup_null_mapping"
+        + (f", {len(skipped)} skipped (not judged: {', '.join(skipped)})" if skipped else ""))
 
 
 def summary(*, spec: str, code: int, verdict: str, problems: list[str],

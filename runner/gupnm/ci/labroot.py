@@ -16,8 +16,10 @@ console. For lava/jobs/source-kselftest.yaml this module makes:
                    the libraries of the tarball's programs. Nothing of the
                    test: the tarball and the test definitions come as
                    overlays.
-  modules.tar      lib/modules/<release>/ with gup_test.ko and depmod's
-                   files (run_vmtests.sh modprobes gup_test itself).
+  modules.tar      lib/modules/<release>/ with depmod's files: the job
+                   deploys one, but the series' gup_test is built into
+                   the kernel (source.prepare), so it holds no gup_test.ko
+                   (given one, extra/gup_test.ko).
   kselftest.tar.gz the tree's gen_tar tarball, as built.
   skipfile         kselftest.sh's SKIPFILE keeping only our test of mm.
 """
@@ -50,7 +52,7 @@ class Artifacts:
     skipfile: Path
 
 
-def build(release: str, module: Path, built: kselftest_build.Built, td: Path,
+def build(release: str, module: Path | None, built: kselftest_build.Built, td: Path,
           out: Path) -> Artifacts:
     """Every artifact of the job into @out (a scratch root under it)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -96,14 +98,16 @@ def copy_host_path(path: Path, root: Path) -> None:
         shutil.copy2(path, dest)
 
 
-def modules_tar(release: str, module: Path, root: Path, out: Path) -> Path:
-    """lib/modules/@release with gup_test.ko, depmod'ed, as a tar of
-    paths relative to / (LAVA unpacks it at path /)."""
+def modules_tar(release: str, module: Path | None, root: Path, out: Path) -> Path:
+    """lib/modules/@release with gup_test.ko (none where gup_test is built
+    in), depmod'ed, as a tar of paths relative to / (LAVA unpacks it at
+    path /)."""
     if root.exists():
         shutil.rmtree(root)
     moddir = root / "lib" / "modules" / release
     (moddir / "extra").mkdir(parents=True)
-    shutil.copy2(module, moddir / "extra" / "gup_test.ko")
+    if module is not None:
+        shutil.copy2(module, moddir / "extra" / "gup_test.ko")
     run(["depmod", "-b", root, release], what="depmod")
     with tarfile.open(out, "w") as tar:
         tar.add(root / "lib", arcname="lib",

@@ -228,7 +228,7 @@ def _artifacts(job: str, spec: str, work: Path) -> tuple[Path, str, dict]:
     elif job == "source-kselftest":
         k, built = kselftest_paths.prepared(spec)
         td = linaro.locate()
-        labroot.build(k.release, k.module, built, td, art)
+        labroot.build(k.release, None, built, td, art)
         values["TEST_DEFINITIONS"] = str(linaro.git_copy(td))
         image, release = k.image, k.release
     else:
@@ -283,17 +283,18 @@ def problems(r: LavaRun, bug: bool,
              failing: Callable[[str], bool] | None = None) -> list[str]:
     """What is wrong with the per-case results LAVA recorded (r.ours()).
 
-    @bug: the kernel has the bug: verdict_shadow_* fail, everything else
-    passes; otherwise every case passes. @failing, when given, names the
-    cases that must fail instead (a wrong fix fails only its long-term
-    writable shadow pin). Names come from the test, so the expectation is
+    @bug: the kernel has the bug: verdict_driver_{read,write} (called
+    verdict_shadow_* before v4 of the test) fail, everything else passes;
+    otherwise every case passes. @failing, when given, names the cases
+    that must fail instead (a wrong fix fails only the driver's long-term
+    writable pin). Names come from the test, so the expectation is
     a pattern on them, not a frozen list. The test's own line (its exit
     status) fails exactly when a verdict must; the lab job must also give
     that line, the kernel-splat case (passing) and the SKIPFILE's skips.
     """
     if failing is None:
         def failing(name: str) -> bool:
-            return bug and kselftest_paths.is_shadow(name)
+            return bug and kselftest_paths.is_driver(name)
     out = []
     if r.returncode != 0:
         out.append(f"lava-run exited {r.returncode} (a job error, see "
@@ -303,8 +304,8 @@ def problems(r: LavaRun, bug: bool,
     cases = r.ours()
     if not cases:
         out.append(f"LAVA recorded no result of {SUITES[r.job]}")
-    if not any(kselftest_paths.is_shadow(c.case) for c in cases):
-        out.append("no verdict_shadow_* case recorded")
+    if not any(kselftest_paths.is_driver(c.case) for c in cases):
+        out.append("no verdict_driver_* case recorded")
     names = [c.case for c in cases]
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:

@@ -3,7 +3,7 @@
 run_kselftest.sh (and `make run_tests`) print one result per test program,
 `ok 1 selftests: mm: ksft_gup_fast.sh`, with the program's own output
 indented by `# `; run_vmtests.sh nests once more (`# ok 1 gup_null_mapping`)
-and the test itself once more (`# # ok 3 verdict_shadow_read`). A subtest's
+and the test itself once more (`# # ok 3 verdict_driver_read`). A subtest's
 results come before its parent's result line.
 
 LKFT's kselftest parser and KernelCI report every level as one flat name:

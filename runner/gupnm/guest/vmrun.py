@@ -226,8 +226,9 @@ def _run(prep: Prepared, opts: VmOptions, outdir: Path, work: Path,
     summary["accel_reason"] = accel_reason
     summary["spec"] = prep.spec
     summary["command"] = guest.command
-    if opts.program:
-        summary["gup_test"] = opts.gup_test
+    # Which gup_test answered: the test's (built in, or the runner's module)
+    # or the one command.gup_test_server chose for a --command program.
+    summary["gup_test"] = opts.gup_test if opts.program else kernels.gup_test_of(prep)
     summary["boot_attempts"] = len(boot.attempts)
     summary["problems"] = judged.problems
     _add_guest_facts(summary, opts, outdir, guest, seen, notes, unwritten)
@@ -541,13 +542,14 @@ def merge_bench(test: tap.TapResult, bench: tap.TapResult) -> None:
     the benchmark was the selftest's last result: its rows, parameters and
     ratios, and its "bench" result numbered after the test's (the plan
     grows with it), so that a failed benchmark (-t) fails the run. A test
-    that skipped as a whole, or printed no result, stays so. The benchmark's structural
+    that skipped as a whole or every result (nothing judged: a skip), or
+    printed no result, stays so. The benchmark's structural
     problems are the run's, prefixed "bench: "; a benchmark that skipped
     as a whole (-B, no gup_test) adds nothing."""
     test.bench, test.bench_title = bench.bench, bench.bench_title
     test.bench_params, test.bench_ratios = bench.bench_params, bench.bench_ratios
     test.bench_refused = bench.bench_refused
-    if test.skipped or bench.skipped or not test.results:
+    if test.skipped or bench.skipped or not test.results or tap.all_skipped(test):
         return
     for r in bench.results:
         r.number = len(test.results) + 1

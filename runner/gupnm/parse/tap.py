@@ -13,7 +13,9 @@ output, and the test's lines may themselves carry a timestamp (when logged via
   indented lines (nested subtests, which this selftest does not emit).
 
 On top of plain TAP it understands the selftest's own diagnostics: verdict
-lines (``# verdict shadow read: 0/512 pages via GUP-fast (expected 512)``),
+lines (``# verdict driver read: 0/512 pages via GUP-fast (expected 512, 1 try)``;
+the row of gup_test's own driver-style pages is "driver", "shadow" in logs
+of the test before v4, read as "driver": DRIVER_ROW_NAMES),
 the benchmark (``# bench: ...`` lines stating its parameters, the header,
 rows, ``# bench ratio``) and kselftest's ``# Totals:`` line. A benchmark row
 is ``bench THREADS BACKING MIN MEDIAN P90 MAX CV% [noisy]`` in ns/page
@@ -74,7 +76,35 @@ _BENCH_RATIO_RE = re.compile(
 _BENCH_CONTROL_RE = re.compile(r'^bench control threads=(?P<threads>\d+): (?P<why>.*)$')
 _TOTALS_RE = re.compile(r'^Totals:\s*(?P<fields>(?:\w+:\d+\s*)+)$')
 
-SHADOW = 'shadow'
+# The row of gup_test's own pages (vm_insert_page(), NULL ->mapping): the
+# regression's row. "driver" since the series' v4; logs of older tests call
+# it "shadow". Verdicts are keyed by the new name whichever the log says;
+# result names stay as the log has them (canonical_case() maps them).
+DRIVER = 'driver'
+DRIVER_ROW_NAMES = (DRIVER, 'shadow')
+_ACCESS = r'(longterm_write|read|write)(?![A-Za-z])'
+_OLD_DRIVER_CASE = re.compile(rf'(^|_)verdict_shadow_(?={_ACCESS})')
+_DRIVER_CASE = re.compile(rf'(?:^|_)verdict_{DRIVER}_{_ACCESS}')
+
+
+def row_name(backing: str) -> str:
+    """The row's name today: "shadow" (the test before v4) is "driver"."""
+    return DRIVER if backing in DRIVER_ROW_NAMES else backing
+
+
+def canonical_case(name: str) -> str:
+    """A result name with today's row name: verdict_shadow_read (a log of
+    the test before v4) is verdict_driver_read; anything else unchanged.
+    Also inside a flattened name (selftests_mm_gup_null_mapping_verdict_...)."""
+    return _OLD_DRIVER_CASE.sub(rf'\1verdict_{DRIVER}_', name or '')
+
+
+def is_driver_case(name: str, accesses: tuple[str, ...] = ('read', 'write',
+                                                           'longterm_write')) -> bool:
+    """True for verdict_driver_<access> (verdict_shadow_<access> before v4)
+    with @access one of @accesses, also at the end of a flattened name."""
+    m = _DRIVER_CASE.search(canonical_case(name))
+    return m is not None and m.group(1) in accesses
 
 
 @dataclass
@@ -98,10 +128,12 @@ class Result:
 class Verdict:
     """``# verdict <backing> <access>: <fast>/<total> pages via GUP-fast (expected N, T tries)``.
 
-    access: read, write and longterm_write (FOLL_PIN, FOLL_PIN|FOLL_WRITE
-    and FOLL_PIN|FOLL_LONGTERM|FOLL_WRITE; FOLL_GET for read and write
-    where gup_test cannot ask about pins); pin_write in logs of the test
-    before issue 28 (a pin of clean shadow pages, told by the dirty bit).
+    backing: the row, by today's name (row_name(): a log's "shadow" is
+    "driver"). access: read, write and longterm_write (FOLL_PIN,
+    FOLL_PIN|FOLL_WRITE and FOLL_PIN|FOLL_LONGTERM|FOLL_WRITE; FOLL_GET for
+    read and write in logs of v3 tests where gup_test could not ask about
+    pins); pin_write in logs of the test before issue 28 (a pin of clean
+    driver pages, told by the dirty bit).
     """
     backing: str
     access: str
@@ -204,7 +236,7 @@ def _parse_result(m: re.Match, line_no: int, diagnostics: list[str]) -> Result:
 def _handle_diagnostic(tap: TapResult, text: str) -> None:
     m = _VERDICT_RE.match(text)
     if m:
-        v = Verdict(m.group('backing'), m.group('access'), int(m.group('fast')),
+        v = Verdict(row_name(m.group('backing')), m.group('access'), int(m.group('fast')),
                     int(m.group('total')), int(m.group('expected')),
                     int(m.group('tries')) if m.group('tries') else None)
         key = (v.backing, v.access)
@@ -285,7 +317,7 @@ def _check_structure(tap: TapResult, saw_anything: bool) -> None:
     # "ok" next to "0/512 (expected 512)" is a rewritten (forged) log.
     for r in tap.results:
         m = re.fullmatch(r'verdict_(\w+?)_(read|write)', r.name or '')
-        v = tap.verdicts.get((m.group(1), m.group(2))) if m else None
+        v = tap.verdicts.get((row_name(m.group(1)), m.group(2))) if m else None
         if v is not None and r.status == 'pass' and v.fast != v.expected:
             tap.errors.append(f'result {r.number} ({r.name}) is ok but its verdict line says '
                               f'{v.fast}/{v.total} (expected {v.expected})')
@@ -390,10 +422,10 @@ def failed_results(tap: TapResult) -> list[Result]:
     return [r for r in tap.results if r.status in FAILED_STATUSES]
 
 
-def shadow_verdict(tap: TapResult) -> Optional[Verdict]:
-    """The shadow read/write verdict to report: a failing one first, read
-    before write."""
-    found = [tap.verdicts[(SHADOW, a)] for a in ('read', 'write') if (SHADOW, a) in tap.verdicts]
+def driver_verdict(tap: TapResult) -> Optional[Verdict]:
+    """The driver row's read/write verdict to report: a failing one first,
+    read before write."""
+    found = [tap.verdicts[(DRIVER, a)] for a in ('read', 'write') if (DRIVER, a) in tap.verdicts]
     for v in found:
         if v.fast < v.total:
             return v
@@ -401,8 +433,9 @@ def shadow_verdict(tap: TapResult) -> Optional[Verdict]:
 
 
 def bug_present(tap: TapResult) -> Optional[bool]:
-    """True if GUP-fast refused shadow pages, False if it took all, None if unknown."""
-    v = shadow_verdict(tap)
+    """True if GUP-fast refused the driver's pages, False if it took all,
+    None if unknown."""
+    v = driver_verdict(tap)
     return None if v is None else v.fast < v.total
 
 
@@ -412,7 +445,7 @@ PRE_65 = ('before 6.5 a FOLL_LONGTERM|FOLL_WRITE pin of such folios goes '
 
 # The rows whose long-term writable pins came off GUP-fast with 6.5
 # (folio_fast_pin_allowed(), now gup_fast_folio_allowed()).
-PRE_65_ROWS = (SHADOW, 'file')
+PRE_65_ROWS = (DRIVER, 'file')
 
 
 def expect_pre65(tap: TapResult, release: Optional[str]) -> list[str]:
@@ -430,7 +463,7 @@ def expect_pre65(tap: TapResult, release: Optional[str]) -> list[str]:
         if lt is None or lt.total == 0 or lt.fast != lt.total:
             continue
         for r in tap.results:
-            if r.name == f'verdict_{row}_longterm_write' and r.status == 'fail':
+            if canonical_case(r.name) == f'verdict_{row}_longterm_write' and r.status == 'fail':
                 r.status, r.directive, r.directive_reason = 'xfail', 'XFAIL', PRE_65
                 marked.append(r.name)
                 tap.verdicts[(row, 'longterm_write')] = Verdict(
@@ -443,8 +476,14 @@ WRONGFIX = 'FOLL_LONGTERM|FOLL_WRITE pin of NULL-mapping folios went through GUP
 SECRETMEM = 'secretmem exposure'
 
 
+def all_skipped(tap: TapResult) -> bool:
+    """True when the test gave results and SKIPped every one (a test that
+    ends with ksft_finished() exits 0 then): nothing was judged."""
+    return bool(tap.results) and all(r.status == 'skip' for r in tap.results)
+
+
 def diagnosis(tap: TapResult) -> Optional[str]:
-    """What a run found: 'regression' (shadow pages refused), 'wrongfix'
+    """What a run found: 'regression' (the driver's pages refused), 'wrongfix'
     (a long-term writable pin went through GUP-fast where it must not),
     'secretmem' (GUP-fast reached memfd_secret pages), 'other' (any other
     failure), 'pass', 'skip'; None when there is nothing to judge."""
@@ -453,7 +492,7 @@ def diagnosis(tap: TapResult) -> Optional[str]:
     failed = {r.name for r in failed_results(tap)}
     if bug_present(tap):
         return 'regression'
-    lt = tap.verdicts.get((SHADOW, 'longterm_write'))
+    lt = tap.verdicts.get((DRIVER, 'longterm_write'))
     if lt is not None and lt.fast > lt.expected:
         return 'wrongfix'
     sm = [v for (b, _), v in tap.verdicts.items() if b == 'secretmem' and v.fast]
@@ -471,23 +510,47 @@ def _display(r: Result) -> str:
     return r.name or f'#{r.number}'
 
 
+def not_judged(tap: TapResult) -> str:
+    """The SKIPped results by reason, in the order the test gave them:
+    ``verdict_thp_read, verdict_thp_write: no THP here; verdict_x: why``;
+    '' when none skipped."""
+    by_reason: dict[str, list[str]] = {}
+    for r in tap.results:
+        if r.status == 'skip':
+            by_reason.setdefault(r.directive_reason or '(no reason given)', []).append(_display(r))
+    return '; '.join(f'{", ".join(names)}: {why}' for why, names in by_reason.items())
+
+
+def _pass_counts(tap: TapResult, also: str = '') -> str:
+    """``N passed, K skipped (not judged: ...)`` (``, X xfail`` when any);
+    @also, e.g. "no driver verdict", first in the parentheses."""
+    c = counts(tap)
+    words = [f'{c["pass"]} passed'] + ([f'{c["xfail"]} xfail'] if c['xfail'] else [])
+    skipped = not_judged(tap)
+    if skipped or also:
+        words.append(f'{c["skip"]} skipped')
+    notes = [n for n in (also, f'not judged: {skipped}' if skipped else '') if n]
+    return ', '.join(words) + (f' ({"; ".join(notes)})' if notes else '')
+
+
 def summarize(tap: TapResult) -> str:
     """One short verdict line for humans (see the tests for the exact forms):
     it names the regression, a wrong fix and a secretmem exposure, and says
-    "other failure" for anything else."""
+    "other failure" for anything else; a pass or a skip names every result
+    that was SKIPped, and why (not judged)."""
     if tap.skipped:
         return f'SKIP: {tap.skip_reason or "(no reason given)"}'
-    v = shadow_verdict(tap)
+    v = driver_verdict(tap)
     failed = failed_results(tap)
     what = diagnosis(tap)
     if what == 'regression':
         line = (f'{v.backing} {v.fast}/{v.total} fast \u2192 FAIL: {REGRESSION} '
                 f'(bug present)')
-        others = [_display(r) for r in failed if not r.name.startswith('verdict_shadow')]
+        others = [_display(r) for r in failed if not is_driver_case(r.name)]
         return line + (f'; also failed: {", ".join(others)}' if others else '')
     if what == 'wrongfix':
-        lt = tap.verdicts[(SHADOW, 'longterm_write')]
-        return (f'{SHADOW} longterm_write {lt.fast}/{lt.total} fast (expected {lt.expected}) '
+        lt = tap.verdicts[(DRIVER, 'longterm_write')]
+        return (f'{DRIVER} longterm_write {lt.fast}/{lt.total} fast (expected {lt.expected}) '
                 f'\u2192 FAIL: wrong fix: {WRONGFIX}')
     if what == 'secretmem':
         return 'FAIL: ' + SECRETMEM + ': ' + ', '.join(
@@ -501,10 +564,9 @@ def summarize(tap: TapResult) -> str:
     if tap.errors:
         more = f' (+{len(tap.errors) - 1} more)' if len(tap.errors) > 1 else ''
         return f'ERROR: {tap.errors[0]}{more}'
+    if what == 'skip':
+        return f'SKIP: {not_judged(tap)}'
     if v is not None:
-        return f'{v.backing} {v.fast}/{v.total} fast \u2192 PASS: GUP-fast takes NULL-mapping order-0 folios'
-    c = counts(tap)
-    if c['pass'] == 0 and c['skip']:
-        first = next(r for r in tap.results if r.status == 'skip')
-        return f'SKIP: {_display(first)}: {first.directive_reason or "(no reason given)"}'
-    return f'PASS: {c["pass"]} passed, {c["skip"]} skipped (no shadow verdict)'
+        line = f'{v.backing} {v.fast}/{v.total} fast \u2192 PASS: GUP-fast takes NULL-mapping order-0 folios'
+        return line + (f'; {_pass_counts(tap)}' if not_judged(tap) else '')
+    return f'PASS: {_pass_counts(tap, f"no {DRIVER} verdict")}'

@@ -174,7 +174,8 @@ def install_headers(root: Path, debs: list[Path], release: str,
     return kdir
 
 
-MODULE_FILES = ["oot/Kbuild", "oot/gup_test_compat.h", "oot/build-module.sh"]
+MODULE_FILES = ["oot/Kbuild", "oot/gup_test_compat.h", "oot/internal.h",
+                 "oot/build-module.sh"]
 
 
 @dataclass(frozen=True)

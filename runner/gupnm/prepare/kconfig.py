@@ -13,7 +13,7 @@ from pathlib import Path
 from ..host import REPO, RunnerError
 
 CONFIGS = REPO / "runner" / "configs"
-VARIANTS = ("default", "debug", "selftests", "kselftest", "thp-always")
+VARIANTS = ("default", "debug", "selftests", "kselftest", "thp-always", "oot", "notrace")
 # Lines of a tree's tools/testing/selftests/mm/config the selftests variant
 # takes: what gup_test needs (the rest, userfaultfd, HMM, ftrace, ..., serves
 # programs the runner does not run and would double the build).
@@ -53,7 +53,7 @@ def config_files(variant: str, arch: str = "amd64") -> list[tuple[str, str]]:
     return frags
 
 
-def fragments(variant: str, tree: Path | None, with_module: bool,
+def fragments(variant: str, tree: Path | None, builtin: bool,
               arch: str = "amd64") -> list[tuple[str, str]]:
     """(name, text) of every fragment for a variant (VARIANTS) and @arch."""
     frags = config_files(variant, arch)
@@ -74,13 +74,13 @@ def fragments(variant: str, tree: Path | None, with_module: bool,
         lines = "".join(line + "\n" for line in lines.splitlines()
                         if not line.startswith("CONFIG_GUP_TEST="))
         frags.append(("selftests/mm/config (gup_test's options)", lines))
-    # The test needs the series' gup_test: in tree as a module where the
-    # series made GUP_TEST tristate, else out of tree (kernels.build_module),
-    # so the tree's own (older, bool) gup_test must stay out.
-    # Every variant says so, so that default and selftests ask the same
-    # options and share a build (options_key).
-    if with_module:
-        frags.append(("the series' gup_test, a module", "CONFIG_GUP_TEST=m\n"))
+    # The test needs the series' gup_test: built in where the tree has it
+    # (series_gup_test), else out of tree (kernels.build_module), so the
+    # tree's own (older) gup_test must stay out. Every variant says so, so
+    # that default and selftests ask the same options and share a build
+    # (options_key).
+    if builtin:
+        frags.append(("the series' gup_test, built in", "CONFIG_GUP_TEST=y\n"))
     else:
         frags.append(("gup_test out of tree: not built in",
                       "# CONFIG_GUP_TEST is not set\n"))
@@ -102,12 +102,12 @@ def files_key(variant: str, arch: str = "amd64") -> str:
     return options_key(config_files(variant, arch), arch)
 
 
-def gup_test_tristate(tree: Path) -> bool:
-    """True when @tree's mm/Kconfig lets gup_test be a module (the series'
-    first patch)."""
-    kc = tree / "mm" / "Kconfig"
-    return kc.exists() and re.search(r"^config GUP_TEST\n\ttristate\b",
-                                     kc.read_text(errors="replace"), re.M) is not None
+def series_gup_test(tree: Path) -> bool:
+    """True when @tree's gup_test has GUP_FAST_VERDICT (the series applied
+    up to its command): the test can use it built in."""
+    h = tree / "mm" / "gup_test.h"
+    return h.exists() and re.search(r"^#define GUP_FAST_VERDICT\b",
+                                    h.read_text(errors="replace"), re.M) is not None
 
 
 def _lines_of(fragment: Path | None, prefixes: tuple[str, ...]) -> str:

@@ -34,6 +34,12 @@ from . import cache, chroot, debian, modsource, ownimage, source, vmlinux
 from .modsource import MODULE_INPUTS, gup_test_source
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
+# Which gup_test answers the test (Prepared.source["gup_test"],
+# command.Server.kind, summary.json's gup_test.kind): the kernel's own,
+# built in (a source tree with the series' GUP_FAST_VERDICT), or the
+# series' gup_test built out of tree from oot/ and loaded in the guest.
+GUP_TEST_BUILTIN = "built in"
+GUP_TEST_RUNNERS = "the runner's module (out of tree)"
 
 
 @dataclass
@@ -41,7 +47,7 @@ class Prepared:
     spec: str
     release: str
     image: Path
-    module: Path
+    module: Path | None               # the runner's gup_test.ko; None: built in
     test_binary: Path
     run_vmtests: Path | None          # set: run through run_vmtests.sh
     source: dict = field(default_factory=dict)   # how the kernel was obtained
@@ -49,9 +55,19 @@ class Prepared:
     config: Path | None = None          # the kernel's .config, when known
     tree: Path | None = None            # a source kernel's patched tree,
     tree_commit: str | None = None      # shared: checked out at this commit
-    # @module is the kernel's own in-tree gup_test.ko (a source kernel
-    # whose series made GUP_TEST tristate), not the runner's out-of-tree one.
-    module_in_tree: bool = False
+
+
+def gup_test_of(prep: Prepared) -> dict:
+    """Which gup_test answers the test on @prep's kernel, as summary.json's
+    gup_test and the report say it: kind (GUP_TEST_BUILTIN or
+    GUP_TEST_RUNNERS), the module the guest loads (None: none) and why."""
+    if prep.module is None:
+        return {"kind": GUP_TEST_BUILTIN, "module": None,
+                "why": f"the series' gup_test in {prep.release} "
+                       "(CONFIG_GUP_TEST=y); no module loaded"}
+    return {"kind": GUP_TEST_RUNNERS, "module": str(prep.module),
+            "why": f"{prep.module.name}, the series' gup_test from oot/ for "
+                   f"{prep.release}, loaded before the test"}
 
 
 def parse_spec(spec: str) -> tuple[str, list[str]]:
@@ -319,15 +335,15 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
     if kind == "source":
         tree, sel = args
         with source.held(tree, sel, variant) as k:
-            module = k.module or build_module(k.build, k.release)
+            module = None if k.builtin else build_module(k.build, k.release)
             binary = _source_selftest(k.tree)
         return Prepared(spec, k.release, k.image, module, binary, None,
                         {"kind": "source", "tree": str(k.base),
                          "base_commit": k.base_commit, "patches": k.patches,
                          "selection": sel, "config": variant,
+                         "gup_test": GUP_TEST_BUILTIN if k.builtin else GUP_TEST_RUNNERS,
                          "boot_image": str(k.image)},
-                        config=k.config, tree=k.tree, tree_commit=k.commit,
-                        module_in_tree=k.module is not None)
+                        config=k.config, tree=k.tree, tree_commit=k.commit)
     return _prepare_image(spec, Path(args[0]).resolve(), Path(args[1]).resolve())
 
 
@@ -460,14 +476,16 @@ def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepa
         tree, sel = args
         with source.held(tree, sel, variant, arch=arm64.ARCH) as k:
             binary = _source_selftest(k.tree, cc=arm64.selftest_cc())
-            module = k.module or build_module(
+            module = None if k.builtin else build_module(
                 k.build, k.release, kbuild=(f"ARCH={arm64.ARCH}",
                                             "CROSS_COMPILE=aarch64-linux-gnu-"))
         return Prepared(spec, k.release, k.image, module, binary, None,
                         {"kind": "source", "tree": str(k.base), "arch": arm64.ARCH,
                          "pages": "64K", "base_commit": k.base_commit,
                          "patches": k.patches, "selection": sel,
-                         "config": "arm64-64k"}, arch=arm64.ARCH,
+                         "config": "arm64-64k",
+                         "gup_test": GUP_TEST_BUILTIN if k.builtin else GUP_TEST_RUNNERS},
+                        arch=arm64.ARCH,
                         config=k.config, tree=k.tree, tree_commit=k.commit)
     if kind != "debian" or variant != "default":
         what = f"--config {variant}" if variant != "default" else f"'{spec}'"

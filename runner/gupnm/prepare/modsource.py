@@ -17,7 +17,8 @@ from ..host import REPO
 # include/uapi <linux/fs.h>.
 GENERATED = REPO / "generated"
 
-MODULE_INPUTS = ["oot/Kbuild", "oot/gup_test_compat.h", "oot/build-module.sh",
+MODULE_INPUTS = ["oot/Kbuild", "oot/gup_test_compat.h", "oot/internal.h",
+                 "oot/build-module.sh",
                  "generated/mm/gup_test.c", "generated/mm/gup_test.h"]
 
 

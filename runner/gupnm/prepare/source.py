@@ -64,7 +64,7 @@ DEBIAN_TREES = {"debian-6.12": "stable-6.12", "debian-7.3": "upstream"}
 class SourceKernel:
     release: str
     image: Path            # vmlinux (PVH boot, no decompression)
-    module: Path | None    # in-tree gup_test.ko (series made it tristate), else None
+    builtin: bool          # the series' gup_test built in (else: out of tree)
     build: Path            # build directory (for out-of-tree modules)
     tree: Path             # patched source worktree
     base: Path
@@ -150,8 +150,10 @@ def current_series(base: Path, name: str) -> Path:
 
 
 def is_fix(patch: Path) -> bool:
-    """The backported fix: the one patch of a series that changes mm/gup.c."""
-    return "\ndiff --git a/mm/gup.c b/mm/gup.c\n" in patch.read_text(errors="replace")
+    """The backported fix: the one patch of a series that makes the NULL
+    mapping test return !reject_file_backed (series v4's GUP_FAST_VERDICT
+    patch changes mm/gup.c too, but not that line)."""
+    return "\n+\t\treturn !reject_file_backed;\n" in patch.read_text(errors="replace")
 
 
 def prefix_of(selection: str) -> int | None:
@@ -381,13 +383,13 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
              f"({len(patches)}), config: {variant}")
     commit = _checkout(base, head, patches, kroot, selection, tree)
 
-    # gup_test in tree as a module once the series made it tristate (any
-    # prefix from the first patch on); otherwise kernels.prepare builds the
-    # series' gup_test out of tree against this build.
-    # kselftest: the tree's gup_test built in (kconfig.fragments), no module.
-    with_module = (selection != "none" and variant != "kselftest"
-                   and kconfig.gup_test_tristate(tree))
-    frags = kconfig.fragments(variant, tree, with_module, arch)
+    # The series' gup_test built in once the tree has its command (any
+    # prefix from that patch on); otherwise, and with --config oot,
+    # kernels.prepare builds the series' gup_test out of tree against this
+    # build. kselftest: the tree's gup_test built in (kconfig.fragments).
+    builtin = (selection != "none" and variant not in ("kselftest", "oot")
+               and kconfig.series_gup_test(tree))
+    frags = kconfig.fragments(variant, tree, builtin, arch)
     build = build_dir(kroot, frags, arch, selection)
     log = kroot / f"{build.name}.log"
     env = make_env(kroot)
@@ -402,13 +404,7 @@ def _prepare_locked(base: Path, head: str, patches: list[Path], selection: str,
         _build(make, build, variant, arch, log, env)
         stamp.write_text(commit + "\n")
     release = run([*make, "-s", "--no-print-directory", "kernelrelease"], env=env).strip().splitlines()[-1]
-    module = build / "mm" / "gup_test.ko" if with_module else None
-    if module and not module.exists():
-        raise RunnerError(f"{module} was not built: is CONFIG_GUP_TEST=m "
-                          f"in {build}/.config?")
-    if module:
-        module = _snapshot(module)
-    return SourceKernel(release, image, module, build, tree, base,
+    return SourceKernel(release, image, builtin, build, tree, base,
                         head, [p.name for p in patches], variant, commit,
                         build / ".config")
 
@@ -536,17 +532,3 @@ def _build(make: list[str], build: Path, variant: str, arch: str, log: Path,
     with locked(Path(lock)):
         run([*make, f"-j{jobs}", target, "modules"], log=log, env=env,
             what="kernel build", tail=40)
-
-
-def _snapshot(module: Path) -> Path:
-    """A copy of the tree's gup_test.ko that is this run's own: another run
-    may rebuild the tree for other patches as soon as the build lock is
-    released. Snapshots older than a day are removed."""
-    snaps = cache_dir() / "tmp"
-    snaps.mkdir(exist_ok=True)
-    for old in snaps.glob("ko-*"):
-        if time.time() - old.stat().st_mtime > 86400:
-            shutil.rmtree(old, ignore_errors=True)
-    snap = cache.scratch(snaps, "ko-")
-    shutil.copy2(module, snap / module.name)
-    return snap / module.name

@@ -22,8 +22,8 @@ from typing import Any, Iterable, Mapping, Optional
 
 from ..parse.tap import STATUSES as _STATUSES
 from ..parse.tap import PRE_65, expect_pre65
-from ..parse.tap import (SHADOW, TapResult, bench_params, bug_present, counts, diagnosis,
-                         failed_results, summarize)
+from ..parse.tap import (DRIVER, TapResult, all_skipped, bench_params, bug_present, counts,
+                         diagnosis, failed_results, summarize)
 from . import stats
 
 SCHEMA = 2
@@ -121,12 +121,13 @@ def memory_problem(oom: Optional[str], outcome: str, exit_status: Optional[int],
 def missing_for_pass(tap: TapResult, exit_status: Optional[int], *,
                      own_test: bool = True) -> list[str]:
     """What a log lacks to be called a pass (empty: nothing): the test's own
-    shadow verdict (@own_test: not for another program's output), its plan
+    driver-row verdict (@own_test: not for another program's output; a log
+    of the test before v4 calls the row "shadow", read as "driver"), its plan
     complete, and the guest's exit marker. run and parse both ask this, so
     they agree on the same logs; anything missing makes the run 3."""
     missing = []
-    if own_test and not any(b == SHADOW for b, _ in tap.verdicts):
-        missing.append("the test's own shadow verdict (no '# verdict shadow ...' line)")
+    if own_test and not any(b == DRIVER for b, _ in tap.verdicts):
+        missing.append(f"the test's own {DRIVER} verdict (no '# verdict {DRIVER} ...' line)")
     if tap.plan is None:
         missing.append("a plan (no '1..N' line)")
     elif len(tap.results) < tap.plan:
@@ -148,6 +149,10 @@ def _outcome(tap: TapResult, splat_list: list, exit_status: Optional[int]) -> st
         return 'skip' if exit_status in (None, 0, KSFT_SKIP) else 'error'
     if tap.errors or not tap.results:
         return 'error'
+    if all_skipped(tap):
+        # Every cell SKIPped (the test's ksft_finished() exits 0 then):
+        # nothing was judged, a skip as a whole-test skip is.
+        return 'skip' if exit_status in (None, 0, KSFT_SKIP) else 'error'
     if exit_status not in (None, 0):
         return 'error'
     return 'pass'

@@ -21,7 +21,7 @@ class ExpectedFailures(unittest.TestCase):
         self.assertEqual(kselftest_checks.expected_failures(
             "source:debian-7.3:all", NAMES), set())
 
-    def test_the_bug_fails_the_short_term_shadow_verdicts(self):
+    def test_the_bug_fails_the_short_term_driver_verdicts(self):
         self.assertEqual(kselftest_checks.expected_failures(
             "source:debian-7.3:nofix", NAMES),
             {PREFIX + "verdict_shadow_read", PREFIX + "verdict_shadow_write"})
@@ -30,6 +30,18 @@ class ExpectedFailures(unittest.TestCase):
         self.assertEqual(kselftest_checks.expected_failures(
             "source:debian-7.3:wrongfix", NAMES),
             {PREFIX + "verdict_shadow_longterm_write"})
+
+    def test_the_v4_names(self):
+        # The row "driver" since v4 of the test ("shadow" above).
+        names = [n.replace("verdict_shadow_", "verdict_driver_") for n in NAMES]
+        self.assertEqual(kselftest_checks.expected_failures(
+            "source:debian-7.3:nofix", names),
+            {PREFIX + "verdict_driver_read", PREFIX + "verdict_driver_write"})
+        self.assertEqual(kselftest_checks.expected_failures(
+            "source:debian-7.3:wrongfix", names),
+            {PREFIX + "verdict_driver_longterm_write"})
+        self.assertEqual(kselftest_checks.expected_failures(
+            "source:debian-7.3:all", names), set())
 
 
 if __name__ == "__main__":

@@ -63,9 +63,18 @@ class JudgeTest(unittest.TestCase):
         self.assertTrue(ok)
 
     def test_failing_elsewhere_is_not_catching_it(self):
-        ok, detail = mutation.judge(summary(1, ["verdict_shadow_read"]), self.m)
+        ok, detail = mutation.judge(summary(1, ["verdict_driver_read"]), self.m)
         self.assertFalse(ok)
         self.assertIn("not failed: verdict_anon_read", detail)
+
+    def test_the_driver_row_under_its_old_name(self):
+        # A summary of the test before v4 names the row "shadow".
+        m = next(m for m in mutation.mutants() if m.name == "null-mapping-refused")
+        self.assertEqual(m.caught_by, ["verdict_driver_read", "verdict_driver_write"])
+        old = summary(1, m.caught_by)
+        for c in old["cases"]:
+            c["name"] = c["name"].replace("verdict_driver_", "verdict_shadow_")
+        self.assertTrue(mutation.judge(old, m)[0])
 
     def test_a_pass_misses_it(self):
         self.assertFalse(mutation.judge(summary(0), self.m)[0])

@@ -75,7 +75,8 @@ class Problems(unittest.TestCase):
         self.assertTrue(any("booted 6.12.118" in b for b in bad))
 
     def test_negative_control(self):
-        """The no-fix row passes only when the shadow verdicts fail; the
+        """The no-fix row passes only when the driver verdicts fail (this log
+        names the row "shadow", as the test did before v4); the
         fixed row fails on the no-fix output."""
         self.assertEqual(kernelci.problems(_outcome(_run(True), rc=0), bug=True), [])
         bad = kernelci.problems(_outcome(_run(False)), bug=True)

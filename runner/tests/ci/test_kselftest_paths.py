@@ -27,10 +27,25 @@ class Paths(unittest.TestCase):
         self.assertTrue(any("exit status 1, expected 0" in b for b in bad))
 
     def test_bug_pattern(self):
-        self.assertTrue(kselftest_paths.is_shadow("x_verdict_shadow_read"))
-        self.assertTrue(kselftest_paths.is_shadow("verdict_shadow_write"))
-        self.assertFalse(kselftest_paths.is_shadow("verdict_shadow_longterm_write"))
-        self.assertFalse(kselftest_paths.is_shadow("verdict_anon_read"))
+        # The driver row: "driver" since v4 of the test, "shadow" before.
+        for row in ("driver", "shadow"):
+            with self.subTest(row=row):
+                self.assertTrue(kselftest_paths.is_driver(f"x_verdict_{row}_read"))
+                self.assertTrue(kselftest_paths.is_driver(f"verdict_{row}_write"))
+                self.assertFalse(kselftest_paths.is_driver(f"verdict_{row}_longterm_write"))
+        self.assertFalse(kselftest_paths.is_driver("verdict_anon_read"))
+        self.assertFalse(kselftest_paths.is_driver("verdict_drivers_read"))
+
+    def test_the_v4_names_judged_as_the_old_ones(self):
+        text = _guest((DATA / "run_kselftest-7.3.txt").read_text(), 1)
+        v4 = text.replace("verdict_shadow_", "verdict_driver_").replace(
+            "verdict shadow ", "verdict driver ")
+        old, new = (kselftest_paths.split_paths(t)["install"] for t in (text, v4))
+        for bug in (False, True):
+            self.assertEqual(
+                kselftest_paths.verdict_problems(new, "mm:ksft_gup_fast.sh", bug=bug),
+                [p.replace("verdict_shadow_", "verdict_driver_") for p in
+                 kselftest_paths.verdict_problems(old, "mm:ksft_gup_fast.sh", bug=bug)])
 
     def test_wrapper(self):
         with tempfile.TemporaryDirectory() as d:

@@ -187,10 +187,26 @@ class Judge(unittest.TestCase):
         self.assertEqual(code, 3)
         self.assertIn('no result of gup_null_mapping', problems[0])
 
-    def test_no_shadow_verdict_is_no_pass(self):
+    def test_no_driver_verdict_is_no_pass(self):
         code, problems, _ = self.judge([OURS_PASS[0], OURS_PASS[-1]])
         self.assertEqual(code, 3)
-        self.assertIn('verdict_shadow', problems[0])
+        self.assertIn('verdict_driver', problems[0])
+
+    def test_the_v4_names(self):
+        v4 = [(n.replace('verdict_shadow_', 'verdict_driver_'), r) for n, r in OURS_PASS]
+        self.assertEqual(self.judge(v4)[:2], (0, []))
+        ours = with_result(v4, 'verdict_driver_read', 'fail')
+        code, _, verdict = self.judge(with_result(ours, '_gup_null_mapping', 'fail'))
+        self.assertEqual(code, 1)
+        self.assertIn('bug present', verdict)
+
+    def test_a_pass_names_the_results_skipped(self):
+        ours = with_result(OURS_PASS, 'verdict_anon_read', 'skip')
+        code, _, verdict = self.judge(ours)
+        self.assertEqual(code, 0)
+        skipped = [n for n, r in ours if r == 'skip']
+        self.assertEqual(verdict, f'PASS: {len(ours)} results of gup_null_mapping, 1 skipped '
+                                  f'(not judged: {skipped[0]})')
 
     def test_longterm_shadow_alone_is_not_the_evidence(self):
         code, _, _ = self.judge([OURS_PASS[2]])

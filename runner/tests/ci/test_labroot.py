@@ -32,6 +32,21 @@ class ModulesTar(unittest.TestCase):
         self.assertTrue(all(m.uid == 0 and m.gid == 0 for m in members.values()))
         self.assertFalse((d / "root").exists())
 
+    def test_no_module_where_gup_test_is_built_in(self):
+        # source-kselftest (v4 of the series): gup_test built into the
+        # kernel; the job still deploys a modules.tar, with no gup_test.ko.
+        d = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, d)
+
+        def depmod(cmd, what):
+            (Path(cmd[2]) / "lib/modules/7.3.4+/modules.dep").write_text("")
+        with mock.patch.object(labroot, "run", side_effect=depmod):
+            out = labroot.modules_tar("7.3.4+", None, d / "root", d / "modules.tar")
+        with tarfile.open(out) as tar:
+            names = set(tar.getnames())
+        self.assertIn("lib/modules/7.3.4+/modules.dep", names)
+        self.assertFalse(any(n.endswith(".ko") for n in names), names)
+
 
 class CopyHostPath(unittest.TestCase):
     def test_file_and_directory_at_their_own_path(self):

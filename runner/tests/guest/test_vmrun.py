@@ -4,6 +4,8 @@ QEMU never runs: qemu.boot is replaced by a fake that writes the console and
 status logs of a real boot (runner/tests/data/real) or synthetic ones.
 """
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -23,6 +25,7 @@ from gupnm.host import RunnerError  # noqa: E402
 from gupnm.prepare.kernels import Prepared  # noqa: E402
 from gupnm.parse.status import parse_status  # noqa: E402
 from gupnm.guest.vmrun import VmOptions, choose_accel, unnest_run_vmtests  # noqa: E402
+from parse.test_tap import recorded_today  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / 'data'
 REAL = DATA / 'real'
@@ -222,6 +225,12 @@ class SlugTest(unittest.TestCase):
 
 MINI_TAP = ('TAP version 13\n1..2\n# verdict shadow read: 512/512 pages via GUP-fast (expected 512)\n'
             'ok 1 verdict_shadow_read\nok 2 live_pages_zero\n')
+# The same in v4's words: the row "driver", the tries said.
+V4_TAP = ('TAP version 13\n1..2\n'
+          '# verdict driver read: 512/512 pages via GUP-fast (expected 512, 1 try)\n'
+          'ok 1 verdict_driver_read\n'
+          '# verdict anon read: 512/512 pages via GUP-fast (expected 512, 1 try)\n'
+          'ok 2 verdict_anon_read\n')
 
 
 # The benchmark program's output (bench/gup_fast_bench), after the test's.
@@ -306,7 +315,9 @@ class RunTest(VmFake, unittest.TestCase):
 
     def assert_like_real(self, got: dict, want: dict, changed: tuple = ()):
         """Every key of the real summary, as the runner wrote it then
-        (@changed: keys the runner has changed on purpose since)."""
+        (@changed: keys the runner has changed on purpose since; the
+        driver row, "shadow" then, is "driver" today: recorded_today)."""
+        want = recorded_today(want)
         for key in sorted(want):
             if key in ('durations', 'vm', *changed):
                 continue
@@ -612,12 +623,69 @@ class RunTest(VmFake, unittest.TestCase):
         self.assertEqual((out.exit_code, out.summary['problems']), (4, []))
         self.assertIn('blacklisted on the kernel command line', out.summary['notes'][0])
 
-    def test_pass_needs_the_shadow_verdict(self):
+    def test_pass_needs_the_driver_verdict(self):
         other = 'TAP version 13\n1..1\nok 1 something_else\n'
         self.boots.append((mini_console(tap_text=other), mini_status(tap_text=other), 0))
         out = self.run_vm()
         self.assertEqual(out.exit_code, 3)
-        self.assertIn("the test's own shadow verdict", out.summary['problems'][0])
+        self.assertIn("the test's own driver verdict", out.summary['problems'][0])
+
+    def test_which_gup_test_answered(self):
+        # v4 of the series: built into a source kernel whose tree has
+        # GUP_FAST_VERDICT (nothing loaded, no rmmod), else the runner's
+        # module; summary.json and the report say which.
+        from gupnm import cli
+        from gupnm.report import schema
+        ko = Path('/m/gup_test.ko')
+        for module, kind, word in ((None, 'built in', 'no module loaded'),
+                                   (ko, "the runner's module (out of tree)", 'gup_test.ko')):
+            with self.subTest(kind=kind):
+                self.outdir = self.tmp / f'out-{module is None}'
+                status = mini_status(tap_text=V4_TAP)
+                if module is None:          # init says nothing of rmmod then
+                    status = status.replace('GUPNM-RMMOD: ok\r\n', '')
+                self.boots.append((mini_console(tap_text=V4_TAP), status, 0))
+                out = self.run_vm(_prep(spec='source:debian-7.3', module=module,
+                                        source={'kind': 'source', 'gup_test': kind}))
+                payload, _ = self.build.call_args.args
+                self.assertEqual(payload.module, module)
+                self.assertEqual(out.exit_code, 0, out.summary['problems'])
+                self.assertEqual(out.summary['gup_test']['kind'], kind)
+                self.assertEqual(out.summary['gup_test']['module'], module and str(module))
+                self.assertIn(word, out.summary['gup_test']['why'])
+                self.assertEqual(out.summary['rmmod'], None if module is None else 'ok')
+                meta = {'started': '2026-12-01T10:21:50+00:00', 'tool_version': 'x',
+                        'qemu_version': '7.2.19',
+                        'host': {'name': 'vm', 'kernel': '6.18.44', 'cpus': 2, 'os': 'x'}}
+                self.assertEqual(schema.errors({**out.summary, **meta}), [])
+                buf = io.StringIO()
+                with contextlib.redirect_stdout(buf):
+                    cli.report(out, show_tap=False)
+                self.assertIn(f'\ngup_test: {kind}: ', buf.getvalue())
+
+    def test_v4_cells_skipped_are_named_in_a_pass(self):
+        tap_text = V4_TAP.replace('1..2\n', '1..3\n') + \
+            'ok 3 verdict_driver_longterm_write # SKIP GUP_FAST_VERDICT: EOPNOTSUPP\n'
+        self.boots.append((mini_console(tap_text=tap_text), mini_status(tap_text=tap_text), 0))
+        out = self.run_vm()
+        self.assertEqual((out.exit_code, out.summary['outcome']), (0, 'pass'))
+        # 3 passed: the benchmark's own result is counted after the test's.
+        self.assertEqual(out.summary['verdict'], (
+            'driver 512/512 fast \u2192 PASS: GUP-fast takes NULL-mapping order-0 folios; '
+            '3 passed, 1 skipped (not judged: verdict_driver_longterm_write: '
+            'GUP_FAST_VERDICT: EOPNOTSUPP)'))
+
+    def test_v4_every_cell_skipped_is_a_skip(self):
+        # ksft_finished() exits 0 when every cell SKIPped: nothing judged, 4.
+        tap_text = ('TAP version 13\n1..2\n'
+                    'ok 1 verdict_driver_read # SKIP GUP_FAST_VERDICT: EOPNOTSUPP\n'
+                    'ok 2 verdict_anon_read # SKIP GUP_FAST_VERDICT: EOPNOTSUPP\n')
+        self.boots.append((mini_console(tap_text=tap_text), mini_status(tap_text=tap_text), 0))
+        out = self.run_vm()
+        self.assertEqual((out.exit_code, out.summary['outcome'], out.summary['problems']),
+                         (4, 'skip', []))
+        self.assertEqual(out.summary['verdict'], 'SKIP: verdict_driver_read, verdict_anon_read: '
+                                                 'GUP_FAST_VERDICT: EOPNOTSUPP')
 
     def test_a_command_needs_no_shadow_verdict(self):
         other = 'TAP version 13\n1..1\nok 1 something_else\n'

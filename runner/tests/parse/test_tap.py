@@ -1,5 +1,6 @@
 """Unit tests for gupnm.parse.tap (TAP/KTAP parsing and the one-line verdict)."""
 
+import re
 import sys
 import unittest
 from pathlib import Path
@@ -16,8 +17,24 @@ def fixture(name: str) -> str:
     return (DATA / name).read_text(encoding='utf-8')
 
 
+def recorded_today(summary: dict) -> dict:
+    """A summary recorded by the runner before v4 of the test (data/real/),
+    as the runner words it today: the driver row, which the test then
+    called "shadow", under its name "driver" in the verdict line and the
+    verdicts (result names stay the log's)."""
+    out = dict(summary)
+    if isinstance(out.get('verdict'), str):
+        out['verdict'] = re.sub(r'^shadow (?=\d+/\d+ fast|longterm_write )', 'driver ',
+                                out['verdict']).replace('(no shadow verdict)',
+                                                        '(no driver verdict)')
+    out['verdicts'] = [dict(v, backing=tap.row_name(v['backing']))
+                       for v in summary.get('verdicts') or []]
+    return out
+
+
 class BugPresentRunTest(unittest.TestCase):
-    """The stock Debian kernel: shadow pages refused by GUP-fast."""
+    """The stock Debian kernel: the driver's pages refused by GUP-fast (a
+    log of the test before v4, which called the row "shadow")."""
 
     @classmethod
     def setUpClass(cls):
@@ -54,8 +71,9 @@ class BugPresentRunTest(unittest.TestCase):
         self.assertEqual(self.tap.trailing, ['Totals: pass:3 fail:1 xfail:0 xpass:0 skip:1 error:0'])
 
     def test_verdicts(self):
+        # The row by its name today, whichever the log says.
         self.assertEqual(self.tap.verdicts, {
-            ('shadow', 'read'): Verdict('shadow', 'read', 0, 512, 512),
+            ('driver', 'read'): Verdict('driver', 'read', 0, 512, 512),
             ('anon', 'read'): Verdict('anon', 'read', 512, 512, 512)})
 
     def test_bench(self):
@@ -75,7 +93,7 @@ class BugPresentRunTest(unittest.TestCase):
                                                 'timeout': 0, 'error': 0})
 
     def test_summary_line(self):
-        self.assertEqual(summarize(self.tap), 'shadow 0/512 fast \u2192 FAIL: GUP-fast rejects '
+        self.assertEqual(summarize(self.tap), 'driver 0/512 fast \u2192 FAIL: GUP-fast rejects '
                                               'NULL-mapping order-0 folios (bug present)')
         self.assertIs(tap.bug_present(self.tap), True)
 
@@ -87,7 +105,7 @@ class OtherFixturesTest(unittest.TestCase):
         self.assertEqual(t.errors, [])
         self.assertEqual([r.status for r in t.results], ['pass'] * 5)
         self.assertEqual(t.verdicts[('secretmem', 'read')], Verdict('secretmem', 'read', 0, 512, 0))
-        self.assertEqual(summarize(t), 'shadow 512/512 fast \u2192 PASS: GUP-fast takes '
+        self.assertEqual(summarize(t), 'driver 512/512 fast \u2192 PASS: GUP-fast takes '
                                        'NULL-mapping order-0 folios')
         self.assertIs(tap.bug_present(t), False)
 
@@ -114,7 +132,7 @@ class OtherFixturesTest(unittest.TestCase):
             'FAIL: GUP-fast rejects NULL-mapping order-0 folios: 0/512 shadow pages via GUP-fast'])
         self.assertEqual(t.bench, [BenchRow(1, 'shadow', 109.7, 121.3, 288.4),
                                    BenchRow(1, 'anon', 29.8, 33.2, 51.7)])
-        self.assertTrue(summarize(t).startswith('shadow 0/512 fast \u2192 FAIL'))
+        self.assertTrue(summarize(t).startswith('driver 0/512 fast \u2192 FAIL'))
 
     def test_console_without_tap(self):
         t = parse_tap(fixture('early_panic.log').splitlines())
@@ -130,8 +148,8 @@ class LineFormatTest(unittest.TestCase):
                        '[    1.236] # verdict shadow write: 3/4 pages via GUP-fast (expected 4)',
                        '[    1.237] not ok 1 verdict_shadow_write'])
         self.assertEqual(t.errors, [])
-        self.assertEqual(t.verdicts[('shadow', 'write')], Verdict('shadow', 'write', 3, 4, 4))
-        self.assertEqual(summarize(t), 'shadow 3/4 fast \u2192 FAIL: GUP-fast rejects '
+        self.assertEqual(t.verdicts[('driver', 'write')], Verdict('driver', 'write', 3, 4, 4))
+        self.assertEqual(summarize(t), 'driver 3/4 fast \u2192 FAIL: GUP-fast rejects '
                                        'NULL-mapping order-0 folios (bug present)')
 
     def test_printk_caller_and_syslog_level(self):
@@ -252,7 +270,7 @@ class StructureErrorTest(unittest.TestCase):
         t = parse_tap(['TAP version 13', '1..1',
                        '# verdict shadow read: 0/8 pages via GUP-fast (expected 8)',
                        '# verdict shadow read: 8/8 pages via GUP-fast (expected 8)', 'ok 1 a'])
-        self.assertEqual(t.errors, ['duplicate verdict for shadow read'])
+        self.assertEqual(t.errors, ['duplicate verdict for driver read'])
 
 
 class SummarizeTest(unittest.TestCase):
@@ -273,9 +291,9 @@ class SummarizeTest(unittest.TestCase):
             '# verdict shadow longterm_write: 512/512 pages via GUP-fast (expected 0, 10 tries)',
             '# FAIL: FOLL_LONGTERM|FOLL_WRITE pin of NULL-mapping folios went through GUP-fast',
             'not ok 2 verdict_shadow_longterm_write', 'ok 3 bench'])
-        self.assertEqual(t.verdicts[('shadow', 'longterm_write')].tries, 10)
+        self.assertEqual(t.verdicts[('driver', 'longterm_write')].tries, 10)
         self.assertEqual(tap.diagnosis(t), 'wrongfix')
-        self.assertEqual(summarize(t), 'shadow longterm_write 512/512 fast (expected 0) \u2192 '
+        self.assertEqual(summarize(t), 'driver longterm_write 512/512 fast (expected 0) \u2192 '
                          'FAIL: wrong fix: FOLL_LONGTERM|FOLL_WRITE pin of NULL-mapping folios '
                          'went through GUP-fast')
 
@@ -294,12 +312,12 @@ class SummarizeTest(unittest.TestCase):
             '# verdict shadow read: 0/512 pages via GUP-fast (expected 512, 10 tries)',
             'not ok 1 verdict_shadow_read', 'ok 2 a', 'ok 3 bench'])
         self.assertEqual(tap.diagnosis(t), 'regression')
-        self.assertEqual(t.verdicts[('shadow', 'read')].tries, 10)
+        self.assertEqual(t.verdicts[('driver', 'read')].tries, 10)
 
     def test_bug_plus_other_failure(self):
         t = parse_tap(self.HEAD + ['# verdict shadow read: 0/512 pages via GUP-fast (expected 512)',
                                    'not ok 1 verdict_shadow_read', 'not ok 2 live_pages_zero', 'ok 3 bench'])
-        self.assertEqual(summarize(t), 'shadow 0/512 fast \u2192 FAIL: GUP-fast rejects NULL-mapping '
+        self.assertEqual(summarize(t), 'driver 0/512 fast \u2192 FAIL: GUP-fast rejects NULL-mapping '
                                        'order-0 folios (bug present); also failed: live_pages_zero')
 
     def test_write_verdict_failure_preferred_over_passing_read(self):
@@ -307,7 +325,7 @@ class SummarizeTest(unittest.TestCase):
                                    'ok 1 verdict_shadow_read',
                                    '# verdict shadow write: 10/512 pages via GUP-fast (expected 512)',
                                    'not ok 2 verdict_shadow_write', 'ok 3 bench'])
-        self.assertTrue(summarize(t).startswith('shadow 10/512 fast \u2192 FAIL'))
+        self.assertTrue(summarize(t).startswith('driver 10/512 fast \u2192 FAIL'))
 
     def test_incomplete_run_is_not_pass(self):
         t = parse_tap(self.HEAD + ['# verdict shadow read: 512/512 pages via GUP-fast (expected 512)',
@@ -318,9 +336,159 @@ class SummarizeTest(unittest.TestCase):
         t = parse_tap(['TAP version 13', '1..1', 'ok 1 verdict_shadow_read # SKIP no debugfs'])
         self.assertEqual(summarize(t), 'SKIP: verdict_shadow_read: no debugfs')
 
-    def test_pass_without_shadow_verdict(self):
+    def test_pass_without_driver_verdict(self):
         t = parse_tap(['TAP version 13', '1..2', 'ok 1 a', 'ok 2 b # SKIP x'])
-        self.assertEqual(summarize(t), 'PASS: 1 passed, 1 skipped (no shadow verdict)')
+        self.assertEqual(summarize(t), 'PASS: 1 passed, 1 skipped (no driver verdict; '
+                                       'not judged: b: x)')
+        t = parse_tap(['TAP version 13', '1..2', 'ok 1 a', 'ok 2 b'])
+        self.assertEqual(summarize(t), 'PASS: 2 passed, 0 skipped (no driver verdict)')
+
+
+class V4OutputTest(unittest.TestCase):
+    """The test's v4 output: the row "driver" (was "shadow"), a verdict line
+    per judged cell, "# SKIP GUP_FAST_VERDICT: EOPNOTSUPP" for a cell the
+    command cannot answer, a backing's reason for one the system lacks, no
+    witness line, ksft_finished() (exit 0 with skips). data/v4_*.tap are
+    written in the format of tools/testing/selftests/mm/gup_null_mapping.c
+    (not boots): a kernel without THP and memfd_secret, and the bug."""
+
+    NO_THP = 'no THP here (CONFIG_TRANSPARENT_HUGEPAGE)'
+    NO_SECRETMEM = 'memfd_secret() is not available here'
+
+    @staticmethod
+    def v3_names(text: str) -> str:
+        return text.replace('verdict driver ', 'verdict shadow ').replace(
+            'verdict_driver_', 'verdict_shadow_')
+
+    def test_pass_names_the_cells_not_judged(self):
+        t = parse_tap(fixture('v4_pass_skips.tap'))
+        self.assertEqual(t.errors, [])
+        self.assertEqual(tap.counts(t)['pass'], 15)
+        self.assertEqual(tap.counts(t)['skip'], 6)
+        self.assertEqual(t.verdicts[('driver', 'longterm_write')],
+                         Verdict('driver', 'longterm_write', 0, 512, 0, 1))
+        self.assertEqual(tap.diagnosis(t), 'pass')
+        self.assertEqual(summarize(t), (
+            'driver 512/512 fast \u2192 PASS: GUP-fast takes NULL-mapping order-0 folios; '
+            '15 passed, 6 skipped (not judged: verdict_thp_read, verdict_thp_write, '
+            f'verdict_thp_longterm_write: {self.NO_THP}; verdict_secretmem_read, '
+            'verdict_secretmem_write, verdict_secretmem_longterm_write: '
+            f'{self.NO_SECRETMEM})'))
+        self.assertEqual(tap.not_judged(t).count(';'), 1)
+
+    def test_a_cell_the_command_cannot_answer(self):
+        lines = fixture('v4_pass_skips.tap').replace(
+            f'# SKIP {self.NO_THP}', '# SKIP GUP_FAST_VERDICT: EOPNOTSUPP').splitlines()
+        lines = [line for line in lines
+                 if not line.startswith('# verdict driver longterm_write')]
+        lines = [line.replace('ok 18 verdict_driver_longterm_write',
+                              'ok 18 verdict_driver_longterm_write # SKIP '
+                              'GUP_FAST_VERDICT: EOPNOTSUPP') for line in lines]
+        lines = [line.replace('skip:6', 'skip:7').replace('pass:15', 'pass:14')
+                 for line in lines]
+        t = parse_tap(lines)
+        self.assertEqual(t.errors, [])
+        self.assertNotIn(('driver', 'longterm_write'), t.verdicts)
+        self.assertEqual(summarize(t), (
+            'driver 512/512 fast \u2192 PASS: GUP-fast takes NULL-mapping order-0 folios; '
+            '14 passed, 7 skipped (not judged: verdict_thp_read, verdict_thp_write, '
+            'verdict_thp_longterm_write, verdict_driver_longterm_write: '
+            'GUP_FAST_VERDICT: EOPNOTSUPP; verdict_secretmem_read, verdict_secretmem_write, '
+            f'verdict_secretmem_longterm_write: {self.NO_SECRETMEM})'))
+
+    def test_pass_without_the_drivers_verdict_names_the_skips(self):
+        # The brief's form: counts, then what was not judged and why.
+        t = parse_tap(['TAP version 13', '1..3',
+                       '# verdict anon read: 512/512 pages via GUP-fast (expected 512, 1 try)',
+                       'ok 1 verdict_anon_read',
+                       'ok 2 verdict_driver_read # SKIP GUP_FAST_VERDICT: EOPNOTSUPP',
+                       'ok 3 verdict_driver_longterm_write # SKIP GUP_FAST_VERDICT: EOPNOTSUPP'])
+        self.assertEqual(summarize(t), (
+            'PASS: 1 passed, 2 skipped (no driver verdict; not judged: verdict_driver_read, '
+            'verdict_driver_longterm_write: GUP_FAST_VERDICT: EOPNOTSUPP)'))
+        self.assertIsNone(tap.bug_present(t))
+
+    def test_every_cell_skipped_is_a_skip_naming_them(self):
+        # ksft_finished() exits 0 then; nothing was judged.
+        lines = ['TAP version 13', '1..3'] + [
+            f'ok {i} verdict_{b}_read # SKIP GUP_FAST_VERDICT: EOPNOTSUPP'
+            for i, b in enumerate(('anon', 'memfd', 'driver'), 1)]
+        t = parse_tap(lines)
+        self.assertFalse(t.skipped)             # not a whole-test skip (1..0)
+        self.assertTrue(tap.all_skipped(t))
+        self.assertEqual(tap.diagnosis(t), 'skip')
+        self.assertEqual(summarize(t), 'SKIP: verdict_anon_read, verdict_memfd_read, '
+                                       'verdict_driver_read: GUP_FAST_VERDICT: EOPNOTSUPP')
+
+    def test_the_bug(self):
+        t = parse_tap(fixture('v4_bug.tap'))
+        self.assertEqual(t.errors, [])
+        self.assertEqual(tap.diagnosis(t), 'regression')
+        self.assertIs(tap.bug_present(t), True)
+        self.assertEqual(summarize(t), 'driver 0/512 fast \u2192 FAIL: GUP-fast rejects '
+                                       'NULL-mapping order-0 folios (bug present)')
+        self.assertEqual([r.name for r in tap.failed_results(t)],
+                         ['verdict_driver_read', 'verdict_driver_write'])
+
+    def test_the_old_row_name_reads_the_same(self):
+        for name in ('v4_bug.tap', 'v4_pass_skips.tap'):
+            new = parse_tap(fixture(name))
+            old = parse_tap(self.v3_names(fixture(name)))
+            with self.subTest(log=name):
+                self.assertIn('verdict_shadow_read', [r.name for r in old.results])
+                self.assertEqual(old.verdicts, new.verdicts)
+                self.assertEqual(summarize(old), summarize(new))
+                self.assertEqual(tap.diagnosis(old), tap.diagnosis(new))
+
+    def test_a_control_refused_is_another_failure(self):
+        t = parse_tap(fixture('v4_bug.tap').replace(
+            '# verdict anon read: 512/512 pages via GUP-fast (expected 512, 1 try)\n'
+            'ok 1 verdict_anon_read',
+            '# verdict anon read: 3/512 pages via GUP-fast (expected 512, 10 tries)\n'
+            '# FAIL: GUP-fast refused these pages: gup_fast_folio_allowed() regressed\n'
+            'not ok 1 verdict_anon_read').replace('pass:19 fail:2', 'pass:18 fail:3'))
+        self.assertEqual(t.errors, [])
+        self.assertEqual(summarize(t), 'driver 0/512 fast \u2192 FAIL: GUP-fast rejects '
+                                       'NULL-mapping order-0 folios (bug present); also '
+                                       'failed: verdict_anon_read')
+
+    def test_a_forged_ok_is_caught_under_either_name(self):
+        for row in ('driver', 'shadow'):
+            t = parse_tap(['TAP version 13', '1..1',
+                           f'# verdict {row} read: 0/512 pages via GUP-fast (expected 512, 1 try)',
+                           f'ok 1 verdict_{row}_read'])
+            with self.subTest(row=row):
+                self.assertEqual(t.errors, [f'result 1 (verdict_{row}_read) is ok but its '
+                                            'verdict line says 0/512 (expected 512)'])
+
+    def test_before_6_5_under_either_name(self):
+        for row in ('driver', 'shadow'):
+            t = parse_tap(['TAP version 13', '1..1',
+                           f'# verdict {row} longterm_write: 512/512 pages via GUP-fast '
+                           '(expected 0, 10 tries)',
+                           '# FAIL: FOLL_LONGTERM|FOLL_WRITE pin of NULL-mapping folios '
+                           'went through GUP-fast',
+                           f'not ok 1 verdict_{row}_longterm_write'])
+            with self.subTest(row=row):
+                self.assertEqual(tap.expect_pre65(t, '6.1.0-57-amd64'),
+                                 [f'verdict_{row}_longterm_write'])
+                self.assertEqual(t.results[0].status, 'xfail')
+
+    def test_row_and_case_names(self):
+        self.assertEqual((tap.row_name('shadow'), tap.row_name('driver'), tap.row_name('anon')),
+                         ('driver', 'driver', 'anon'))
+        for old, new in (('verdict_shadow_read', 'verdict_driver_read'),
+                         ('verdict_shadow_longterm_write', 'verdict_driver_longterm_write'),
+                         ('mm_ksft_gup_test_sh_gup_null_mapping_verdict_shadow_write',
+                          'mm_ksft_gup_test_sh_gup_null_mapping_verdict_driver_write'),
+                         ('verdict_driver_read', 'verdict_driver_read'),
+                         ('verdict_anon_read', 'verdict_anon_read'),
+                         ('xverdict_shadow_read', 'xverdict_shadow_read')):
+            self.assertEqual(tap.canonical_case(old), new)
+        self.assertTrue(tap.is_driver_case('verdict_shadow_write', ('read', 'write')))
+        self.assertTrue(tap.is_driver_case('gup_null_mapping_verdict_driver_read_dup1'))
+        self.assertFalse(tap.is_driver_case('verdict_driver_longterm_write', ('read', 'write')))
+        self.assertFalse(tap.is_driver_case('verdict_anon_read'))
 
 
 if __name__ == '__main__':

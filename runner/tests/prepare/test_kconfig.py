@@ -248,11 +248,11 @@ class FragmentsTest(unittest.TestCase):
         self.assertEqual([n for n, _ in frags], ['base.config', 'debug.config', 'gup_test out of tree: not built in'])
         self.assertEqual(frags[1][1], (kconfig.CONFIGS / 'debug.config').read_text())
 
-    def test_module_line_when_the_tree_has_gup_test_tristate(self):
+    def test_built_in_line_when_the_tree_has_the_series_command(self):
         with tempfile.TemporaryDirectory() as tmp:
             frags = kconfig.fragments('default', Path(tmp), True)
-        self.assertEqual(frags[-1], ("the series' gup_test, a module",
-                                     'CONFIG_GUP_TEST=m\n'))
+        self.assertEqual(frags[-1], ("the series' gup_test, built in",
+                                     'CONFIG_GUP_TEST=y\n'))
         self.assertEqual(len(frags), 2)
 
     def test_no_module_line_without_it(self):
@@ -267,15 +267,31 @@ class FragmentsTest(unittest.TestCase):
             selftests = kconfig.fragments('selftests', Path(tmp), False)
         self.assertEqual(kconfig.options_key(frags), kconfig.options_key(selftests))
 
-    def test_gup_test_tristate_reads_mm_kconfig(self):
+    def test_series_gup_test_reads_mm_gup_test_h(self):
+        # The series' gup_test is built in from the patch that adds its
+        # command on (v4: GUP_TEST stays bool, never a module).
         with tempfile.TemporaryDirectory() as tmp:
             (Path(tmp) / 'mm').mkdir()
-            kc = Path(tmp) / 'mm/Kconfig'
-            self.assertFalse(kconfig.gup_test_tristate(Path(tmp)))
-            kc.write_text('config GUP_TEST\n\tbool "Enable ..."\n\tdepends on DEBUG_FS\n')
-            self.assertFalse(kconfig.gup_test_tristate(Path(tmp)))
-            kc.write_text('config X\n\tbool\n\nconfig GUP_TEST\n\ttristate "Enable ..."\n')
-            self.assertTrue(kconfig.gup_test_tristate(Path(tmp)))
+            h = Path(tmp) / 'mm/gup_test.h'
+            self.assertFalse(kconfig.series_gup_test(Path(tmp)))
+            h.write_text('#define GUP_FAST_BENCHMARK\t_IOWR(\'g\', 1, struct gup_test)\n')
+            self.assertFalse(kconfig.series_gup_test(Path(tmp)))
+            h.write_text('/* GUP_FAST_VERDICT comes later */\n#define GUP_FAST_VERDICTS 1\n')
+            self.assertFalse(kconfig.series_gup_test(Path(tmp)))
+            h.write_text('#define PIN_LONGTERM_TEST_READ\t_IOW(\'g\', 9, __u64)\n'
+                         '#define GUP_FAST_VERDICT\t_IOWR(\'g\', 10, struct gup_fast_verdict)\n')
+            self.assertTrue(kconfig.series_gup_test(Path(tmp)))
+
+    def test_oot_variant_asks_the_default_options(self):
+        # --config oot: the runner's module even where the tree could build
+        # the series' gup_test in; the same build as default's without it.
+        self.assertIn('oot', kconfig.VARIANTS)
+        oot = kconfig.fragments('oot', None, False)
+        self.assertEqual([n for n, _ in oot], ['base.config', 'oot.config',
+                                               'gup_test out of tree: not built in'])
+        self.assertEqual(kconfig.parse(oot[1][1]), {})
+        self.assertEqual(kconfig.options_key(oot),
+                         kconfig.options_key(kconfig.fragments('default', None, False)))
 
     def test_selftests_variant_takes_gup_test_lines_of_the_tree(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -297,11 +313,14 @@ class FragmentsTest(unittest.TestCase):
             self.assertEqual(frags[3][1], '# CONFIG_GUP_TEST is not set\n')
             final = '# CONFIG_GUP_TEST is not set\nCONFIG_TRANSPARENT_HUGEPAGE=y\n'
             self.assertEqual(kconfig.missing(frags[2:], final), [])
-            # In tree as a module (7.3 + the series): =m, and nothing else asks =y.
-            inmod = kconfig.fragments('selftests', Path(tmp), True)
-            self.assertEqual(inmod[-1][1], 'CONFIG_GUP_TEST=m\n')
-            self.assertEqual(kconfig.missing(inmod[2:], final.replace(
-                '# CONFIG_GUP_TEST is not set', 'CONFIG_GUP_TEST=m')), [])
+            # Built in (7.3 + the series' command): =y from the series'
+            # line, not from the tree's selftests config.
+            builtin = kconfig.fragments('selftests', Path(tmp), True)
+            self.assertEqual(builtin[-1], ("the series' gup_test, built in",
+                                           'CONFIG_GUP_TEST=y\n'))
+            self.assertNotIn('CONFIG_GUP_TEST', builtin[2][1])
+            self.assertEqual(kconfig.missing(builtin[2:], final.replace(
+                '# CONFIG_GUP_TEST is not set', 'CONFIG_GUP_TEST=y')), [])
             # base.config has what the selftests need: the variant asks for
             # nothing more and shares the default build (one build, not two,
             # for every --command short form make check runs).

@@ -159,8 +159,8 @@ class PrepareTest(unittest.TestCase):
                     kernels.prepare(f'image:{tmp}/bzImage:{tmp}/mods')
             self.assertEqual(run.call_args.args[0], ['modinfo', '-F', 'vermagic', str(ko)])
 
-    def _source_kernel(self, tree: Path, module):
-        return source.SourceKernel(release='6.12.117+', image=tree / 'build/vmlinux', module=module,
+    def _source_kernel(self, tree: Path, builtin: bool):
+        return source.SourceKernel(release='6.12.117+', image=tree / 'build/vmlinux', builtin=builtin,
                                    build=tree / 'build', tree=tree / 'src', base=Path('/base'),
                                    base_commit='71c7a458b86e', patches=['0001.patch'],
                                    variant='default', commit='0123abcd',
@@ -171,26 +171,27 @@ class PrepareTest(unittest.TestCase):
             tree = Path(tmp)
             (tree / 'src' / kernels.SELFTEST).parent.mkdir(parents=True)
             (tree / 'src' / kernels.SELFTEST).write_text('/* the test patch */\n')
-            k = self._source_kernel(tree, tree / 'build/mm/gup_test.ko')
+            k = self._source_kernel(tree, True)
             with mock.patch.object(source, 'held', return_value=contextlib.nullcontext(k)) as sp, \
                     mock.patch.object(kernels, 'build_module') as bm, \
                     mock.patch.object(kernels, 'build_selftest', return_value=Path('/bin/t')) as bs:
                 prep = kernels.prepare('source:debian-7.3:nofix')
         sp.assert_called_once_with('debian-7.3', 'nofix', 'default')
-        bm.assert_not_called()                      # the in-tree module is used
+        bm.assert_not_called()                      # gup_test is built in: no module
         bs.assert_called_once_with(tree / 'src' / kernels.SELFTEST, 'gcc')
         self.assertIsNone(prep.run_vmtests)         # run directly (kselftest paths: run_vmtests)
         self.assertEqual((prep.spec, prep.release, prep.image, prep.module, prep.test_binary),
                          ('source:debian-7.3:nofix', '6.12.117+', tree / 'build/vmlinux',
-                          tree / 'build/mm/gup_test.ko', Path('/bin/t')))
+                          None, Path('/bin/t')))
+        self.assertEqual(prep.source['gup_test'], 'built in')
         self.assertEqual(prep.source['selection'], 'nofix')
         self.assertEqual(prep.source['config'], 'default')
         # The probe can judge the same image (probe.judge_unasked).
         self.assertEqual(prep.source['boot_image'], str(tree / 'build/vmlinux'))
 
-    def test_source_without_gup_test_module_builds_it_out_of_tree(self):
+    def test_source_without_the_series_gup_test_builds_it_out_of_tree(self):
         tree = Path('/k')
-        k = self._source_kernel(tree, None)
+        k = self._source_kernel(tree, False)
         with mock.patch.object(source, 'held', return_value=contextlib.nullcontext(k)), \
                 mock.patch.object(kernels, 'build_module', return_value=Path('/m.ko')) as bm, \
                 mock.patch.object(kernels, 'build_selftest', return_value=Path('/bin/t')) as bs:
@@ -201,7 +202,33 @@ class PrepareTest(unittest.TestCase):
         bs.assert_called_once_with(REPO / kernels.SELFTEST, 'gcc')
         self.assertIsNone(prep.run_vmtests)
         self.assertEqual(prep.module, Path('/m.ko'))
+        self.assertEqual(prep.source['gup_test'], "the runner's module (out of tree)")
         self.assertEqual(prep.source['config'], 'debug')
+
+
+class GupTestOfTest(unittest.TestCase):
+    """Which gup_test answers the test, as summary.json and the report say."""
+
+    def prep(self, module):
+        return kernels.Prepared('source:debian-7.3', '7.3.4', Path('/k/vmlinux'), module,
+                                Path('/t'), None)
+
+    def test_built_in(self):
+        got = kernels.gup_test_of(self.prep(None))
+        self.assertEqual((got['kind'], got['module']), ('built in', None))
+        self.assertIn('7.3.4', got['why'])
+        self.assertIn('no module loaded', got['why'])
+
+    def test_the_runners_module(self):
+        got = kernels.gup_test_of(self.prep(Path('/cache/m/gup_test.ko')))
+        self.assertEqual((got['kind'], got['module']),
+                         ("the runner's module (out of tree)", '/cache/m/gup_test.ko'))
+        self.assertIn('gup_test.ko', got['why'])
+
+    def test_the_same_words_as_the_source_and_the_command(self):
+        from gupnm import command
+        self.assertEqual((command.BUILTIN, command.RUNNERS),
+                         (kernels.GUP_TEST_BUILTIN, kernels.GUP_TEST_RUNNERS))
 
 
 class BuildTest(unittest.TestCase):
@@ -434,14 +461,20 @@ class SelectionTest(unittest.TestCase):
     def test_nofix_drops_the_fix_patch_only(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = Path(tmp)
-            (d / "0001-fix.patch").write_text("x\ndiff --git a/mm/gup.c b/mm/gup.c\n")
+            (d / "0001-fix.patch").write_text("x\ndiff --git a/mm/gup.c b/mm/gup.c\n"
+                                              "-\t\treturn false;\n"
+                                              "+\t\treturn !reject_file_backed;\n")
             (d / "0002-lib.patch").write_text("x\ndiff --git a/lib/Makefile b/lib/Makefile\n")
-            (d / "series").write_text("0001-fix.patch\n0002-lib.patch\n")
+            # v4's GUP_FAST_VERDICT patch changes mm/gup.c too: not the fix.
+            (d / "0003-verdict.patch").write_text(
+                "x\ndiff --git a/mm/gup.c b/mm/gup.c\n+long pin_user_pages_fast_only(\n")
+            (d / "series").write_text("0001-fix.patch\n0002-lib.patch\n0003-verdict.patch\n")
             names = lambda sel: [p.name for p in source.series(sel, d)]
-            self.assertEqual(names("all"), ["0001-fix.patch", "0002-lib.patch"])
-            self.assertEqual(names("wrongfix"), ["0001-fix.patch", "0002-lib.patch"])
-            self.assertEqual(names("anonslow"), ["0001-fix.patch", "0002-lib.patch"])
-            self.assertEqual(names("nofix"), ["0002-lib.patch"])
+            every = ["0001-fix.patch", "0002-lib.patch", "0003-verdict.patch"]
+            self.assertEqual(names("all"), every)
+            self.assertEqual(names("wrongfix"), every)
+            self.assertEqual(names("anonslow"), every)
+            self.assertEqual(names("nofix"), ["0002-lib.patch", "0003-verdict.patch"])
             self.assertEqual(names("none"), [])
 
     def test_series_of_tree(self):

@@ -143,7 +143,7 @@ class PrepareLockedTest(unittest.TestCase):
             p = mock.patch.object(source, name, return_value=value)
             p.start()
             self.addCleanup(p.stop)
-        for name, value in (('gup_test_tristate', False),
+        for name, value in (('series_gup_test', False),
                             ('fragments', [('base.config', 'CONFIG_A=y\n')])):
             p = mock.patch.object(kconfig, name, return_value=value)
             p.start()
@@ -191,6 +191,25 @@ class PrepareLockedTest(unittest.TestCase):
         self.build.side_effect = self._make
         self._prepare()
         self.assertEqual(self.build.call_count, 4)
+
+    def test_the_series_gup_test_is_built_in_where_the_tree_has_its_command(self):
+        self.configure.side_effect = lambda make, frags, kroot, build, *a: \
+            build.mkdir(exist_ok=True)
+        self._patch('_seed')                    # each selection its own build
+        kconfig.series_gup_test.return_value = True
+        for selection, variant, want in (('all', 'default', True),
+                                         ('nofix', 'selftests', True),
+                                         ('none', 'default', False),     # the pristine base
+                                         ('all', 'oot', False),          # --config oot
+                                         ('all', 'kselftest', False)):   # the tree's own
+            with self.subTest(selection=selection, variant=variant):
+                k = source._prepare_locked(Path('/base'), 'head', [], selection,
+                                           variant, self.kroot)
+                self.assertIs(k.builtin, want)
+                self.assertIs(kconfig.fragments.call_args.args[2], want)
+        kconfig.series_gup_test.return_value = False      # 6.12: out of tree
+        self.assertIs(self._prepare('all').builtin, False)
+        self.assertIs(kconfig.fragments.call_args.args[2], False)
 
 
 if __name__ == '__main__':

@@ -1,15 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Which folios GUP-fast takes: gup_fast_folio_allowed()'s table, a row per
- * backing (anon order-0 and THP, hugetlb, memfd, a ramfs file, gup_test's
- * pages, whose ->mapping is NULL as drivers map with vm_insert_page(), and
- * memfd_secret) crossed with FOLL_PIN read, write and long-term write pins.
- * GUP-fast takes every cell but secretmem's, and a long-term writable pin
- * of a folio that may need dirty tracking (not shmem: a file, NULL mapping).
- *
- * gup_test's GUP_FAST_VERDICT answers per page for the cell's flags (a pin
- * taken without the mmap_lock went through GUP-fast) once its witness and
- * each buffer prove their claims (untouched pages read slow; kpageflags).
+ * gup_fast_folio_allowed()'s table: anonymous order-0 and THP, hugetlb, memfd,
+ * ramfs, gup_test's driver pages (vm_insert_page(), NULL ->mapping) and
+ * memfd_secret, each asked of GUP-fast alone (GUP_FAST_VERDICT) for a FOLL_PIN
+ * read, write and long-term write. GUP-fast takes all but secretmem and
+ * long-term writable pins of folios that may need dirty tracking (not shmem
+ * files, NULL mappings): the driver pages' is what it decides today, no promise.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,484 +14,337 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/magic.h>
 #include <linux/mount.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/vfs.h>
 
 #include <mm/gup_test.h>
 #include "kselftest.h"
 #include "vm_util.h"
 #include "hugepage_settings.h"
 
-#define MSG_BUG		"GUP-fast rejects NULL-mapping order-0 folios"
-#define MSG_WRONGFIX	"FOLL_LONGTERM|FOLL_WRITE pin of NULL-mapping folios went through GUP-fast"
-#define MSG_SECRETMEM	"secretmem exposure: GUP-fast reached memfd_secret pages"
-#define MSG_FILE	"FOLL_LONGTERM|FOLL_WRITE pin of page cache needing dirty tracking went through GUP-fast"
 #define GUP_TEST_FILE	"/sys/kernel/debug/gup_test"
 #define NR_PAGES	512
-#define MAX_LEN		(32UL << 20)
+#define MAX_LEN		(32UL << 20)	/* the largest buffer */
 #define MAX_TRIES	10
-/* include/uapi/linux/kernel-page-flags.h */
-#define KPF_LRU		BIT_ULL(5)
-#define KPF_ANON	BIT_ULL(12)
-#define KPF_HUGE	BIT_ULL(17)
 #define KPF_LARGE	(KPF_COMPOUND_HEAD | KPF_COMPOUND_TAIL | KPF_THP)
 #ifndef __NR_memfd_secret
-#define __NR_memfd_secret	-1	/* not on this architecture: ENOSYS */
+#define __NR_memfd_secret	-1	/* not on this architecture */
 #endif
-#define PIN		GUP_FAST_VERDICT_FLAG_PIN
-#define WRITE		GUP_FAST_VERDICT_FLAG_WRITE
+#define LONGTERM_FAST(what) "FOLL_LONGTERM|FOLL_WRITE pin of " what " went through GUP-fast"
 
-enum backing { ANON, THP, HUGETLB, MEMFD, FILE_RAMFS, SHADOW, SECRETMEM, NR_BACKINGS };
+enum { ANON, THP, HUGETLB, MEMFD, FILE_RAMFS, DRIVER, SECRETMEM, NR_BACKINGS };
 
-/* What each row's pages must be (kpageflags), and what its failure means. */
-static const struct row {
+static int gup_fd, pagemap_fd, kpageflags_fd;
+/* Set up once by main(): the sizes used, and why a backing cannot be had. */
+static size_t thp_size, hpage_size;
+static const char *unavailable[NR_BACKINGS];
+
+static const struct backing {
 	const char *name;
-	uint64_t all, none;	/* flags every page has, flags no page has */
-	const char *wrong, *longterm;	/* a wrong verdict, a long-term pin taken */
-} rows[] = {
-	[ANON] = { "anon", KPF_ANON, KPF_LARGE },
-	[THP] = { "thp", KPF_ANON | KPF_THP, 0 },
-	[HUGETLB] = { "hugetlb", KPF_HUGE, 0 },
-	[MEMFD] = { "memfd", 0, KPF_ANON },
-	[FILE_RAMFS] = { "file", 0, KPF_ANON, NULL, MSG_FILE },
-	[SHADOW] = { "shadow", 0, KPF_ANON | KPF_LRU | KPF_LARGE, MSG_BUG, MSG_WRONGFIX },
-	[SECRETMEM] = { "secretmem", 0, KPF_ANON | KPF_LARGE, MSG_SECRETMEM },
+	size_t *size;		/* one folio of this size, or NR_PAGES pages */
+	int mmap_flags;		/* MAP_SHARED: a file (backing_open()) */
+	uint64_t all, none;	/* kpageflags every page has, no page has */
+	bool secret;		/* GUP-fast must never take it */
+	bool dirty_tracked;	/* nor long-term writable pins of it */
+	bool driver;		/* gup_test's own pages: one try, no SKIP */
+	const char *refused, *longterm;	/* what a wrong verdict means */
+} backings[] = {
+	[ANON] = { "anon", NULL, MAP_PRIVATE, KPF_ANON, KPF_LARGE },
+	[THP] = { "thp", &thp_size, MAP_PRIVATE, KPF_ANON | KPF_THP },
+	[HUGETLB] = { "hugetlb", &hpage_size, MAP_PRIVATE | MAP_HUGETLB, KPF_HUGE },
+	[MEMFD] = { "memfd", NULL, MAP_SHARED, 0, KPF_ANON | KPF_LARGE },
+	[FILE_RAMFS] = { "file", NULL, MAP_SHARED, 0, KPF_ANON | KPF_LARGE, .dirty_tracked = true,
+		.longterm = LONGTERM_FAST("page cache needing dirty tracking") },
+	[DRIVER] = { "driver", NULL, MAP_SHARED, 0, KPF_ANON | KPF_LRU | KPF_LARGE,
+		.dirty_tracked = true, .driver = true,
+		.refused = "GUP-fast rejects NULL-mapping order-0 folios",
+		.longterm = LONGTERM_FAST("NULL-mapping folios") },
+	[SECRETMEM] = { "secretmem", NULL, MAP_SHARED, 0, KPF_ANON | KPF_LARGE, .secret = true,
+		.longterm = "secretmem exposure: GUP-fast reached memfd_secret pages" },
 };
 
-enum test_case { READ, WRITE_PIN, LONGTERM_WRITE, NR_CASES };
-static const char * const case_names[] = { "read", "write", "longterm_write" };
-static const __u32 case_flags[] = { PIN, PIN | WRITE,
-				    PIN | WRITE | GUP_FAST_VERDICT_FLAG_LONGTERM };
-
-static int gup_fd = -1, pagemap_fd = -1, kpageflags_fd = -1;
-static unsigned long thp_size, hpage_size;
-/* Why a backing cannot be used here, or NULL; whether pins can be asked. */
-static const char *no_backing[NR_BACKINGS];
-static bool can_pin = true;
-static int asks;	/* how often the last verdict() asked */
+static const char * const pin_names[] = { "read", "write", "longterm_write" };
+#define PIN_WRITE	(GUP_FAST_VERDICT_FLAG_PIN | GUP_FAST_VERDICT_FLAG_WRITE)
+static const __u32 pin_flags[] = { GUP_FAST_VERDICT_FLAG_PIN, PIN_WRITE,
+				   PIN_WRITE | GUP_FAST_VERDICT_FLAG_LONGTERM };
 
 struct buf {
-	char *addr, *map;
-	size_t len, map_len;
-	unsigned long nr;	/* pages */
+	char *map, *addr;
+	size_t map_len, len;
 	int fd;
-	enum backing kind;
 };
 
-/* gup_fast_folio_allowed(): does GUP-fast take @kind's folios for @tc? */
-static bool allowed(enum backing kind, enum test_case tc)
+/* The file @kind maps: a new one, or -1 with errno set. */
+static int backing_open(int kind)
 {
-	if (kind == SECRETMEM)
-		return false;
-	return tc != LONGTERM_WRITE || (kind != FILE_RAMFS && kind != SHADOW);
-}
+	int fs, mnt = -1, fd = -1;
 
-static void buf_destroy(struct buf *b)
-{
-	munmap(b->map, b->map_len);
-	if (b->fd >= 0)
-		close(b->fd);
-}
-
-static void touch(struct buf *b, unsigned long i)
-{
-	b->addr[i * psize()] = (char)i;
-}
-
-/* A ramfs file: fsopen() and a detached mount, no directory needed. */
-static int ramfs_file(void)
-{
-	int fs = syscall(__NR_fsopen, "ramfs", 0), mnt = -1, fd = -1;
-	struct statfs sf;
-
+	switch (kind) {
+	case MEMFD:
+		return memfd_create("gup_null_mapping", 0);
+	case DRIVER:
+		return open(GUP_TEST_FILE, O_RDWR);
+	case SECRETMEM:
+		return syscall(__NR_memfd_secret, 0);
+	}
+	/* FILE_RAMFS: on a detached mount (fsopen(), fsmount()), no directory */
+	fs = syscall(__NR_fsopen, "ramfs", 0);
 	if (fs >= 0 && !syscall(__NR_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0))
 		mnt = syscall(__NR_fsmount, fs, 0, 0);
-	if (mnt >= 0)
+	if (mnt >= 0) {
 		fd = openat(mnt, "f", O_RDWR | O_CREAT, 0600);
-	if (fd >= 0 && (fstatfs(fd, &sf) || (unsigned int)sf.f_type != RAMFS_MAGIC)) {
-		close(fd);
-		fd = -1;
-		errno = EXDEV;
-	}
-	if (mnt >= 0)
 		close(mnt);
+	}
 	if (fs >= 0)
 		close(fs);
 	return fd;
 }
 
-/*
- * Map @kind (NR_PAGES; one THP or huge page), touch every page
- * for writing unless @populate is false; 0, or -1 with errno set and
- * *@what naming the step that failed.
- */
-static int buf_create(struct buf *b, enum backing kind, bool populate,
-		      const char **what)
+/* Map @kind's buffer, touch its first or all pages: 0, or -1 with errno set. */
+static int buf_create(struct buf *b, int kind, bool populate)
 {
-	int flags = kind <= HUGETLB ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED;
-	unsigned long i;
+	const struct backing *bk = &backings[kind];
+	int flags = bk->mmap_flags;
+	size_t i;
 
-	*b = (struct buf){ .fd = -1, .kind = kind };
-	b->len = kind == THP ? thp_size : kind == HUGETLB ? hpage_size : NR_PAGES * psize();
-	b->map_len = b->len * (kind == THP ? 2 : 1);
-	b->nr = b->len / psize();
-	*what = kind == SECRETMEM ? "memfd_secret()" :
-		kind == FILE_RAMFS ? "a ramfs file (fsopen(), fsmount())" : "open()";
-	b->fd = kind == MEMFD ? memfd_create("gup_null_mapping", 0) :
-		kind == FILE_RAMFS ? ramfs_file() :
-		kind == SHADOW ? open(GUP_TEST_FILE, O_RDWR) :
-		kind == SECRETMEM ? syscall(__NR_memfd_secret, 0) : -2;
-	if (b->fd == -1)
-		return -1;
-	*what = "ftruncate()";
-	if (kind >= MEMFD && kind != SHADOW && ftruncate(b->fd, b->len))
-		goto fail;
-	if (kind == HUGETLB)
-		flags |= MAP_HUGETLB | __builtin_ctzl(hpage_size) << MAP_HUGE_SHIFT;
-	*what = "mmap()";
+	*b = (struct buf){ .map = MAP_FAILED, .fd = -1,
+			   .len = bk->size ? *bk->size : NR_PAGES * psize() };
+	/* A THP: the naturally aligned folio inside a mapping twice as long. */
+	b->map_len = bk->size == &thp_size ? 2 * b->len : b->len;
+	if (flags & MAP_HUGETLB)
+		flags |= __builtin_ctzl(b->len) << MAP_HUGE_SHIFT;
+	if (flags & MAP_SHARED) {
+		b->fd = backing_open(kind);
+		if (b->fd < 0 || (!bk->driver && ftruncate(b->fd, b->len)))
+			return -1;
+	} else {
+		flags |= MAP_ANONYMOUS;
+	}
 	b->map = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE, flags, b->fd, 0);
 	if (b->map == MAP_FAILED)
-		goto fail;
-	/* THP: one naturally aligned folio; order-0 elsewhere. premise() checks both. */
-	b->addr = kind == THP ? (char *)(((uintptr_t)b->map + thp_size - 1) & ~(thp_size - 1))
-			      : b->map;
-	prctl(PR_SET_THP_DISABLE, kind != THP, 0, 0, 0);
-	if (kind == ANON || kind == THP || kind == MEMFD)
-		madvise(b->addr, b->len, kind == THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-	for (i = 0; populate && i < b->nr; i++)
-		touch(b, i);
+		return -1;
+	b->addr = b->map;
+	if (bk->size == &thp_size) {
+		b->addr = (char *)(((uintptr_t)b->map + b->len - 1) & ~(b->len - 1));
+		if (madvise(b->addr, b->len, MADV_HUGEPAGE))
+			return -1;
+	}
+	for (i = 0; i < (populate ? b->len / psize() : 1); i++)
+		b->addr[i * psize()] = 1;
 	return 0;
-fail:
-	if (b->fd >= 0)
-		close(b->fd);
-	return -1;
 }
 
-/* AND and OR of the kpageflags of @b's pages; NULL, or why it failed. */
-static const char *buf_flags(struct buf *b, uint64_t *and, uint64_t *or)
+static void buf_destroy(struct buf *b)
 {
+	if (b->map != MAP_FAILED)
+		munmap(b->map, b->map_len);
+	if (b->fd >= 0)
+		close(b->fd);
+}
+
+/* Is @b what @bk is about (kpageflags)? NULL, or why not. */
+static const char *premise(const struct backing *bk, struct buf *b)
+{
+	uint64_t flags, and = -1ULL, or = 0;
 	unsigned long i, pfn = -1UL;
-	uint64_t flags;
+	static char why[128];
 	int tries;
 
 	if (kpageflags_fd < 0)
 		return "no /proc/kpageflags (CONFIG_PROC_PAGE_MONITOR)";
-	*and = -1ULL;
-	*or = 0;
-	for (i = 0; i < b->nr; i++) {
-		/* A page under migration (NUMA balancing) is away for a moment. */
-		for (tries = 0; tries < MAX_TRIES; tries++, usleep(1000)) {
+	for (i = 0; i < b->len / psize(); i++, pfn = -1UL) {
+		/* A page under migration (NUMA balancing) is away a moment. */
+		for (tries = 0; pfn == -1UL && tries < MAX_TRIES; tries++, usleep(1000))
 			pfn = pagemap_get_pfn(pagemap_fd, b->addr + i * psize());
-			if (pfn != -1UL)
-				break;
-			touch(b, i);
-		}
-		if (pfn == -1UL)
-			return "a page is not present in /proc/self/pagemap";
-		if (pageflags_get(pfn, kpageflags_fd, &flags))
-			return "reading /proc/kpageflags failed";
-		*and &= flags;
-		*or |= flags;
+		if (pfn == -1UL || pageflags_get(pfn, kpageflags_fd, &flags))
+			return "a page is not in /proc/self/pagemap or /proc/kpageflags";
+		and &= flags;
+		or |= flags;
 	}
-	return NULL;
-}
-
-/* Is @b what its row is about (rows[].all, .none)? NULL, or why not. */
-static const char *premise(struct buf *b)
-{
-	const struct row *r = &rows[b->kind];
-	static char why[128];
-	uint64_t and, or;
-	const char *err;
-
-	/* Without kpageflags, controls skip and shadow trusts gup_test. */
-	err = buf_flags(b, &and, &or);
-	if (err)
-		return b->kind == SHADOW && kpageflags_fd < 0 ? NULL : err;
-	if ((and & r->all) == r->all && !(or & r->none))
+	if ((and & bk->all) == bk->all && !(or & bk->none))
 		return NULL;
 	snprintf(why, sizeof(why), "%s pages not as needed: kpageflags lack %#llx, have %#llx",
-		 r->name, (unsigned long long)(r->all & ~and), (unsigned long long)(or & r->none));
+		 bk->name, (unsigned long long)(bk->all & ~and),
+		 (unsigned long long)(or & bk->none));
 	return why;
 }
 
 /*
- * How many pages of @b GUP-fast takes for @flags. Pages of a control it
- * refused are touched and asked about again, up to MAX_TRIES times in all,
- * while fewer than @want were ever taken. The count, or -1 with errno set.
- * Without pins, FOLL_GET asks the same of read and write (not long-term).
+ * How many pages of @b GUP-fast takes for @flags, or -1 with errno set. Refused
+ * pages are touched and asked again (@tries times in all, counted in *@asks)
+ * while fewer than @want were ever taken.
  */
-static long verdict(struct buf *b, __u32 flags, long want)
+static long verdict(struct buf *b, __u32 flags, long want, int tries, int *asks)
 {
-	unsigned char *v = calloc(2, b->nr), *ever = v + b->nr;
+	unsigned long i, nr = b->len / psize();
+	unsigned char *v = calloc(2, nr), *ever = v + nr;
 	struct gup_fast_verdict args = {
-		.addr = (unsigned long)b->addr, .size = b->len,
-		.verdicts = (unsigned long)v, .flags = can_pin ? flags : flags & ~PIN,
+		.addr = (uintptr_t)b->addr, .size = b->len,
+		.verdicts = (uintptr_t)v, .flags = flags,
 	};
-	int tries = b->kind == SHADOW ? 1 : MAX_TRIES;
-	unsigned long i;
 	long fast = -1;
 
-	for (asks = 1; v; asks++) {
+	for (*asks = 1; v; (*asks)++, usleep(1000)) {
 		if (ioctl(gup_fd, GUP_FAST_VERDICT, &args)) {
 			fast = -1;
 			break;
 		}
-		for (i = 0, fast = 0; i < b->nr; i++)
+		for (i = 0, fast = 0; i < nr; i++)
 			fast += ever[i] |= v[i];
-		if (fast >= want || asks == tries)
+		if (fast >= want || *asks == tries)
 			break;
-		for (i = 0; i < b->nr; i++)
+		for (i = 0; i < nr; i++)
 			if (!ever[i])
-				touch(b, i);
-		usleep(1000);
+				b->addr[i * psize()] = 1;
 	}
 	free(v);
 	return fast;
 }
 
-static int run_case(struct buf *b, enum test_case tc)
+/* KSFT_PASS or KSFT_FAIL, saying why; KSFT_SKIP where gup_test cannot ask. */
+static int judge(const struct backing *bk, int tc, struct buf *b)
 {
-	const struct row *r = &rows[b->kind];
-	long want = allowed(b->kind, tc) ? b->nr : 0;
-	long fast = verdict(b, case_flags[tc], want);
-	const char *tries = asks > 1 ? "tries" : "try";
+	bool longterm = pin_flags[tc] & GUP_FAST_VERDICT_FLAG_LONGTERM;
+	long nr = b->len / psize(), want = bk->secret || (longterm && bk->dirty_tracked) ? 0 : nr;
+	int asks;
+	long fast = verdict(b, pin_flags[tc], want, bk->driver ? 1 : MAX_TRIES, &asks);
 
-	if (fast < 0) {
+	if (fast < 0 && errno != EOPNOTSUPP)
 		ksft_print_msg("GUP_FAST_VERDICT: %s\n", strerror(errno));
-		return KSFT_FAIL;
-	}
-	ksft_print_msg("verdict %s %s: %ld/%lu pages via GUP-fast (expected %ld, %d %s)\n",
-		       r->name, case_names[tc], fast, b->nr, want, asks, tries);
+	if (fast < 0)
+		return errno == EOPNOTSUPP ? KSFT_SKIP : KSFT_FAIL;
+	ksft_print_msg("verdict %s %s: %ld/%ld pages via GUP-fast (expected %ld, %d %s)\n",
+		       bk->name, pin_names[tc], fast, nr, want, asks, asks > 1 ? "tries" : "try");
 	if (fast == want)
 		return KSFT_PASS;
-	if (fast > want && tc == LONGTERM_WRITE && r->longterm)
-		ksft_print_msg("FAIL: %s\n", r->longterm);
-	else if (r->wrong)
-		ksft_print_msg("FAIL: %s\n", r->wrong);
-	else
-		ksft_print_msg("FAIL: GUP-fast refused %s pages (%s): %s\n", r->name,
-			       case_names[tc], "gup_fast_folio_allowed() regressed");
+	ksft_print_msg("FAIL: %s\n", fast > want ? bk->longterm : bk->refused ?:
+		       "GUP-fast refused these pages: gup_fast_folio_allowed() regressed");
 	return KSFT_FAIL;
 }
 
-static void run_test(enum backing kind, enum test_case tc)
+static void run_cell(int kind, int tc)
 {
-	const char *what, *why = no_backing[kind];
-	int result = KSFT_FAIL;
-	bool broken = false;	/* gup_test's own pages not what it promises */
+	const struct backing *bk = &backings[kind];
+	const char *why = unavailable[kind];
+	struct buf b = { .map = MAP_FAILED, .fd = -1 };
+	int result = KSFT_SKIP;
 	char name[64];
-	struct buf b;
 
-	snprintf(name, sizeof(name), "verdict_%s_%s", rows[kind].name, case_names[tc]);
+	snprintf(name, sizeof(name), "verdict_%s_%s", bk->name, pin_names[tc]);
 	ksft_print_msg("[RUN] %s\n", name);
-	if (!why && !can_pin && tc == LONGTERM_WRITE)
-		why = "gup_test cannot tell a pin's path here (CONFIG_TRACING off)";
-	if (!why && buf_create(&b, kind, true, &what)) {
-		ksft_print_msg("%s: %s\n", what, strerror(errno));
+	if (!why && buf_create(&b, kind, true)) {
+		ksft_print_msg("%s buffer: %s\n", bk->name, strerror(errno));
+		result = KSFT_FAIL;
 	} else if (!why) {
-		why = premise(&b);
-		/* gup_test's own pages must be what it promises: else FAIL. */
-		broken = why && kind == SHADOW;
-		if (broken)
-			ksft_print_msg("FAIL: %s\n", why);
-		else if (!why)
-			result = run_case(&b, tc);
-		buf_destroy(&b);
-	}
-	if (why && !broken)
-		ksft_test_result_code(KSFT_SKIP, name, "%s", why);
-	else
-		ksft_test_result_code(result, name, NULL);
-}
-
-/*
- * Does gup_test have what this test needs? Skips the whole test where it
- * lacks GUP_FAST_VERDICT (EINVAL or ENOTTY), GUP-fast or its mapping
- * (ENODEV). One that cannot ask about pins (older; no tracing) still
- * answers read and write through FOLL_GET.
- */
-static void check_gup_test(void)
-{
-	struct gup_fast_verdict args = { .size = psize(), .flags = PIN };
-	const char *what;
-	struct buf b;
-
-	if (buf_create(&b, ANON, true, &what))
-		ksft_exit_fail_msg("anon buffer: %s: %s\n", what, strerror(errno));
-	args.addr = (unsigned long)b.addr;
-	if (ioctl(gup_fd, GUP_FAST_VERDICT, &args)) {
-		ksft_print_msg("GUP_FAST_VERDICT with FOLL_PIN: %s: FOLL_GET only\n",
-			       strerror(errno));
-		can_pin = false;
-		args.flags = 0;
-	}
-	if (!can_pin && ioctl(gup_fd, GUP_FAST_VERDICT, &args)) {
-		if (errno == EINVAL || errno == ENOTTY)
-			ksft_exit_skip("gup_test lacks GUP_FAST_VERDICT (%s)\n",
-				       strerror(errno));
-		if (errno == EOPNOTSUPP)
-			ksft_exit_skip("no GUP-fast here (CONFIG_HAVE_GUP_FAST)\n");
-		ksft_exit_fail_msg("GUP_FAST_VERDICT: %s\n", strerror(errno));
+		why = premise(bk, &b);
+		if (why && bk->driver && kpageflags_fd >= 0) {
+			/* gup_test's own pages must be what it promises. */
+			ksft_print_msg("FAIL: gup_test's pages: %s\n", why);
+			result = KSFT_FAIL;
+			why = NULL;
+		} else if (!why || bk->driver) {
+			result = judge(bk, tc, &b);
+			why = result == KSFT_SKIP ? "GUP_FAST_VERDICT: EOPNOTSUPP" : NULL;
+		}
 	}
 	buf_destroy(&b);
-	if (buf_create(&b, SHADOW, false, &what)) {
-		if (errno == ENODEV)
-			ksft_exit_skip("gup_test cannot be mapped: a kernel without its pages\n");
-		ksft_exit_fail_msg("gup_test mapping: %s: %s\n", what, strerror(errno));
-	}
-	buf_destroy(&b);
+	ksft_test_result_code(result, name, why ? "%s" : NULL, why);
 }
 
-/*
- * The witness proves itself: pages never touched are not there for
- * GUP-fast, so a pin of each must take the slow path and read slow.
- */
-static void check_witness(void)
-{
-	const char *what;
-	struct buf b;
-	long fast;
-
-	if (!can_pin)
-		return;
-	if (buf_create(&b, ANON, false, &what))
-		ksft_exit_fail_msg("anon buffer: %s: %s\n", what, strerror(errno));
-	fast = verdict(&b, PIN, 0);
-	buf_destroy(&b);
-	if (fast)
-		ksft_exit_fail_msg("witness: %ld/%d pages never touched read as GUP-fast (%s)\n",
-				   fast, NR_PAGES, fast < 0 ? strerror(errno) : "broken");
-	ksft_print_msg("witness: proven (%d pages never touched read slow)\n", NR_PAGES);
-}
-
-/*
- * The anon THP the thp row maps: a PMD where it maps at most MAX_LEN, else
- * the largest smaller THP size (mTHP; a 64K-page PMD is 512 MiB), enabled
- * for MADV_HUGEPAGE until exit. NULL, or why there is none.
- */
+/* Only the thp row's buffer may be a THP (madvise, its size only); restored at exit. */
 static const char *thp_setup(void)
 {
 	unsigned long orders = thp_supported_orders();
-	struct thp_settings settings;
-	int order;
+	size_t pmd_size = read_pmd_pagesize();
+	bool madv = !madvise(NULL, 0, MADV_NORMAL);
+	struct thp_settings s;
+	int i;
 
-	thp_size = read_pmd_pagesize();
-	if (!thp_size)
+	if (!thp_available() || !pmd_size)
 		return "no THP here (CONFIG_TRANSPARENT_HUGEPAGE)";
-	if (thp_size <= MAX_LEN)
-		return NULL;
-	for (order = NR_ORDERS - 1; order > 0; order--)
-		if ((orders & (1UL << order)) && (psize() << order) <= MAX_LEN)
-			break;
-	if (!order)
-		return "a PMD maps more than 32 MiB here, and no smaller THP size (mTHP) exists";
-	thp_size = psize() << order;
+	/* A 64K-page PMD maps 512 MiB: the smallest mTHP size instead. */
+	thp_size = pmd_size <= MAX_LEN ? pmd_size : orders ? psize() << (ffsl(orders) - 1) : 0;
 	thp_save_settings();
-	thp_read_settings(&settings);
-	settings.hugepages[order].enabled = THP_MADVISE;
-	thp_push_settings(&settings);
-	return NULL;
+	thp_read_settings(&s);
+	s.thp_enabled = madv && thp_size == pmd_size ? THP_MADVISE : THP_NEVER;
+	s.shmem_enabled = SHMEM_NEVER;
+	for (i = 0; i < NR_ORDERS; i++) {
+		s.hugepages[i].enabled = madv && thp_size == psize() << i ? THP_MADVISE : THP_NEVER;
+		s.shmem_hugepages[i].enabled = SHMEM_NEVER;
+	}
+	thp_push_settings(&s);
+	if (!madv)
+		return "no madvise() here (CONFIG_ADVISE_SYSCALLS)";
+	return thp_size ? NULL : "a PMD maps more than 32 MiB, and there is no mTHP";
 }
 
-/*
- * The hugetlb page the hugetlb row maps: the default size where it maps at
- * most MAX_LEN, else the largest size that does (a 64K-page kernel's
- * default is a 512 MiB PMD, its contiguous-PTE 2 MiB fits); one is reserved
- * until exit. NULL, or why there is none.
- */
-static const char *hugetlb_setup_one(void)
+/* One huge page of the default size, else of the largest that fits. */
+static const char *hugetlb_reserve(void)
 {
-	unsigned long sizes[16];
+	unsigned long sizes[8];
 	int i, nr;
 
-	hugetlb_save_settings();
 	hpage_size = default_huge_page_size();
 	if (!hpage_size)
 		return "no hugetlb here (CONFIG_HUGETLBFS)";
-	if (hpage_size > MAX_LEN) {
-		nr = detect_hugetlb_page_sizes(sizes, ARRAY_SIZE(sizes));
-		for (i = 0, hpage_size = 0; i < nr; i++)
-			if (sizes[i] <= MAX_LEN && sizes[i] > hpage_size)
-				hpage_size = sizes[i];
-	}
-	if (!hpage_size)
-		return "every huge page maps more than 32 MiB here";
-	if (!hugetlb_free_pages(hpage_size))
-		hugetlb_set_nr_pages(hpage_size, hugetlb_nr_pages(hpage_size) + 1);
-	if (!hugetlb_free_pages(hpage_size))
-		return "no free huge page, none could be reserved";
-	return NULL;
-}
-
-/* Which backings cannot be used at all here, and why. */
-static void check_backings(void)
-{
-	rlim_t need = NR_PAGES * psize() + psize();
-	static char why[NR_BACKINGS][96];
-	enum backing kind;
-	const char *what;
-	struct rlimit rl;
-	struct buf b;
-
-	/* secretmem pages count against RLIMIT_MEMLOCK: over it, a fault is SIGBUS. */
-	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur < need) {
-		rl.rlim_cur = need;
-		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
-			rl.rlim_max = need;
-		if (setrlimit(RLIMIT_MEMLOCK, &rl))
-			no_backing[SECRETMEM] = "RLIMIT_MEMLOCK too low and cannot be raised";
-	}
-	no_backing[THP] = thp_setup();
-	no_backing[HUGETLB] = hugetlb_setup_one();
-	for (kind = 0; kind < NR_BACKINGS; kind++) {
-		if (kind == SHADOW || no_backing[kind])
-			continue;
-		if (!buf_create(&b, kind, false, &what)) {
-			buf_destroy(&b);
-			continue;
-		}
-		snprintf(why[kind], sizeof(why[kind]), "%s: %s", what, strerror(errno));
-		no_backing[kind] = why[kind];
-	}
+	if (hpage_size <= MAX_LEN)
+		return hugetlb_setup_default(1) ? NULL : "no free huge page could be reserved";
+	nr = hugetlb_setup(1, sizes, ARRAY_SIZE(sizes));
+	for (i = 0, hpage_size = 0; i < nr; i++)
+		if (sizes[i] <= MAX_LEN && sizes[i] > hpage_size)
+			hpage_size = sizes[i];
+	return hpage_size ? NULL : "no huge page of 32 MiB or less could be reserved";
 }
 
 int main(void)
 {
-	enum backing kind;
-	enum test_case tc;
+	struct buf b;
+	size_t i, j;
+	int asks, fd;
+	long fast;
 
 	ksft_print_header();
 	if (geteuid())
 		ksft_exit_skip("needs root: gup_test, /proc/kpageflags, ramfs\n");
 	gup_fd = open(GUP_TEST_FILE, O_RDWR);
 	if (gup_fd < 0)
-		ksft_exit_skip("%s: %s (CONFIG_GUP_TEST; modprobe gup_test)\n",
-			       GUP_TEST_FILE, strerror(errno));
+		ksft_exit_skip("%s: %s (CONFIG_GUP_TEST)\n", GUP_TEST_FILE, strerror(errno));
 	pagemap_fd = open("/proc/self/pagemap", O_RDONLY);
-	if (pagemap_fd < 0)
-		ksft_exit_skip("/proc/self/pagemap: %s\n", strerror(errno));
-	kpageflags_fd = open("/proc/kpageflags", O_RDONLY);
-	check_gup_test();
-	check_backings();
-	ksft_print_msg("page size %u, THP %lu KiB, huge page %lu KiB, %d-page buffers\n",
+	kpageflags_fd = pagemap_fd < 0 ? -1 : open("/proc/kpageflags", O_RDONLY);
+
+	unavailable[THP] = thp_setup();
+	/* Is the command here, and can it say no to pages never touched? */
+	if (buf_create(&b, ANON, false))
+		ksft_exit_fail_msg("anonymous buffer: %s\n", strerror(errno));
+	fast = verdict(&b, PIN_WRITE, 0, 1, &asks);
+	if (fast < 0 && errno == EOPNOTSUPP)	/* no pins here: ask the rest */
+		fast = verdict(&b, 0, 0, 1, &asks);
+	if (fast < 0 && (errno == ENOTTY || errno == EINVAL))
+		ksft_exit_skip("gup_test lacks GUP_FAST_VERDICT (%s)\n", strerror(errno));
+	if (fast < 0 && errno == EOPNOTSUPP)
+		ksft_exit_skip("GUP_FAST_VERDICT: EOPNOTSUPP (no GUP-fast here)\n");
+	if (fast < 0 || fast > 1)
+		ksft_exit_fail_msg("GUP_FAST_VERDICT took %ld of %d pages, 1 present: %s\n",
+				   fast, NR_PAGES, fast < 0 ? strerror(errno) : "it cannot say no");
+	buf_destroy(&b);
+
+	/* secretmem pages count against RLIMIT_MEMLOCK: over it, a fault is SIGBUS. */
+	setrlimit(RLIMIT_MEMLOCK, &(struct rlimit){ RLIM_INFINITY, RLIM_INFINITY });
+	unavailable[HUGETLB] = hugetlb_reserve();
+	fd = syscall(__NR_memfd_secret, 0);
+	if (fd < 0)
+		ksft_print_msg("memfd_secret(): %s\n", strerror(errno));
+	unavailable[SECRETMEM] = fd < 0 ? "memfd_secret() is not available here" : NULL;
+	close(fd);
+	ksft_print_msg("page size %u, THP %zu KiB, huge page %zu KiB, %d-page buffers\n",
 		       psize(), thp_size >> 10, hpage_size >> 10, NR_PAGES);
 
-	ksft_set_plan(NR_BACKINGS * NR_CASES);
-	check_witness();
-	for (kind = 0; kind < NR_BACKINGS; kind++)
-		for (tc = 0; tc < NR_CASES; tc++)
-			run_test(kind, tc);
-	if (ksft_get_fail_cnt())
-		ksft_exit_fail();
-	if (!ksft_get_pass_cnt())
-		ksft_exit_skip("no case could be judged here\n");
-	ksft_exit_pass();
+	ksft_set_plan(ARRAY_SIZE(backings) * ARRAY_SIZE(pin_flags));
+	for (i = 0; i < ARRAY_SIZE(backings); i++)
+		for (j = 0; j < ARRAY_SIZE(pin_flags); j++)
+			run_cell(i, j);
+	ksft_finished();
 }
