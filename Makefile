@@ -26,6 +26,8 @@
 #   make check-prefixes  build every prefix of both series (real builds)
 #   make check-numa  200 runs on two NUMA nodes under numa_balancing and
 #                   memory pressure, 0 false verdicts (make check: 20)
+#   make check-notrace  the source kernels built without CONFIG_TRACING: 7.3's
+#                   negative controls and mutants, 6.12 via the runner's module
 #   make check-mutants  each decision of gup_fast_folio_allowed() flipped in
 #                   linux-source-7.3: the test must catch every one (make
 #                   check runs it too)
@@ -57,10 +59,10 @@ RUN_ARGS ?=
 A ?= source:debian-6.12:nofix
 B ?= source:debian-6.12:all
 
-.PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa check-mutants patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64 check-docs check-docs-short check-host check-kernelci-arm64
+.PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa check-mutants check-notrace patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64 check-docs check-docs-short check-host check-kernelci-arm64
 
 help:
-	@sed -n '2,48p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,53p' Makefile | sed 's/^# \{0,1\}//'
 
 # make itself exits 2 whenever a recipe fails: the runner's own exit code
 # (README: Exit status) is printed, and pipelines call runner/gupnm-run.
@@ -141,6 +143,11 @@ check-prefixes:
 # Not in make check (docs/arm64.md: times); the arm64 rows.
 check-arm64:
 	$(PYTHON) runner/gupnm-check --arm64 $(CHECK_ARGS)
+
+# Source kernels without tracing: 7.3's negative controls and mutants, and
+# 6.12 through the runner's module, whose pin cells are unjudged there.
+check-notrace:
+	$(PYTHON) runner/gupnm-check --notrace $(CHECK_ARGS)
 
 # Each decision of gup_fast_folio_allowed() flipped (make check runs it too).
 check-mutants:

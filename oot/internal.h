@@ -8,12 +8,14 @@
  *
  * pin_user_pages_fast_only(): in tree, mm/gup.c runs GUP-fast alone with
  * FOLL_PIN (FOLL_PIN and FOLL_FAST_ONLY are internal flags a module cannot
- * pass). Here it calls pin_user_pages_fast() for the one page asked while a
- * probe on the mmap_lock_start_locking tracepoint watches the calling task:
- * GUP-fast never takes the mmap_lock and the slow path always does, so a
- * page pinned with no lock taken went through GUP-fast; a page the slow path
- * pinned is unpinned and reported as not taken. Where it differs from the
- * in-tree helper:
+ * pass). Kernels before 6.3 still export a pin_user_pages_fast_only() of
+ * their own, which is used as it is. Elsewhere the one here calls
+ * pin_user_pages_fast() for the one page asked while a probe on the
+ * mmap_lock_start_locking tracepoint watches the calling task: GUP-fast
+ * never takes the mmap_lock and the slow path always does, so a page pinned
+ * with no lock taken went through GUP-fast; a page the slow path pinned is
+ * unpinned and reported as not taken. Where it differs from the in-tree
+ * helper:
  *  - the slow path runs where GUP-fast refuses: it may fault the page in,
  *    mark it dirty or accessed, or migrate it for FOLL_LONGTERM;
  *  - it needs CONFIG_TRACING: without it, -EOPNOTSUPP (the test names the
@@ -33,6 +35,12 @@
 #include <linux/sched.h>
 #include <trace/events/mmap_lock.h>
 
+#ifdef GUP_TEST_HAVE_PIN_FAST_ONLY
+/* This kernel still exports its own (Kbuild tells from its header). */
+static void gup_test_oot_unregister(void)
+{
+}
+#else
 static struct task_struct *gup_test_oot_task;	/* the task pinning, or NULL */
 static bool gup_test_oot_locked;		/* it took the mmap_lock */
 static bool gup_test_oot_registered;
@@ -82,14 +90,20 @@ out:
 	return ret;
 }
 
+static void gup_test_oot_unregister(void)
+{
+	if (!gup_test_oot_registered)
+		return;
+	unregister_trace_mmap_lock_start_locking(gup_test_oot_locking, NULL);
+	/* No probe may still run when the module's text goes. */
+	tracepoint_synchronize_unregister();
+}
+#endif /* GUP_TEST_HAVE_PIN_FAST_ONLY */
+
 static void __exit gup_test_oot_exit(void)
 {
 	debugfs_lookup_and_remove("gup_test", NULL);
-	if (gup_test_oot_registered) {
-		unregister_trace_mmap_lock_start_locking(gup_test_oot_locking, NULL);
-		/* No probe may still run when the module's text goes. */
-		tracepoint_synchronize_unregister();
-	}
+	gup_test_oot_unregister();
 }
 module_exit(gup_test_oot_exit);
 

@@ -226,8 +226,9 @@ class ParseCommandTest(unittest.TestCase):
                    '# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:1 error:0\n'
                    'GUPNM-TEST-END: exit 0\n')
         rc, out, _ = self.forged(skipped)
-        self.assertEqual(rc, 4, out)
-        self.assertIn('verdict: SKIP: verdict_driver_read: GUP_FAST_VERDICT: EOPNOTSUPP', out)
+        self.assertEqual(rc, 3, out)
+        self.assertIn('verdict: NOT JUDGED: every cell skipped: verdict_driver_read: '
+                      'GUP_FAST_VERDICT: EOPNOTSUPP', out)
 
     def test_forged_log_refused(self):
         # The failing results rewritten as ok; the verdict lines still say 0/512.

@@ -307,7 +307,8 @@ def _backport(patches: list[Path], fixes: list[Path]) -> tuple[bool, str]:
         return False, ("stable takes the fix alone: one patch, the backport "
                        f"(got {', '.join(p.name for p in patches)})")
     text = fixes[0].read_text()
-    body = text[:text.index("\n---\n")]
+    # the mail's body: after its headers (To:/Cc: of the recipients file)
+    body = text[text.index("\n\n") + 2:text.index("\n---\n")]
     want = [UPSTREAM_LINE, "From: John Hubbard <jhubbard@nvidia.com>",
             f"[ Upstream's changelog of {UPSTREAM_FIX}, verbatim",
             "[ context-only adjustment: "]
@@ -420,6 +421,10 @@ def _main(t: Tally, args: argparse.Namespace, t0: float) -> int:
         matrix.run_debug(t)
     elif args.mutants:
         mutation.check(t)
+    elif args.notrace:
+        progress("no tracing: the matrix's source rows and the mutants, --config notrace")
+        runs = matrix.run_notrace(t)
+        mutation.check(t, runs.get("source:debian-7.3:all"), config="notrace")
     else:
         if not args.vm_only:
             _host_checks(t, bases)
@@ -454,6 +459,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--mutants", action="store_true",
                     help="only the mutation check of gup_fast_folio_allowed() "
                     "(make check-mutants)")
+    ap.add_argument("--notrace", action="store_true",
+                    help="only the source kernels without CONFIG_TRACING: the "
+                    "negative controls and the mutants (make check-notrace)")
     ap.add_argument("--no-fresh", action="store_true",
                     help="leave out the fresh-machine check (contract.py)")
     return ap
@@ -495,6 +503,7 @@ def _vm_checks(t: Tally, args: argparse.Namespace) -> None:
     debug kernels, the runner's contract, the kselftest paths and LAVA."""
     progress("VM matrix")
     module_runs = matrix.run_matrix(t)
+    matrix.run_oot_compare(t, module_runs.get("source:debian-7.3:all"))
     matrix.run_unasked(t)
     matrix.run_thp_always(t)
     matrix.run_thp_source(t)

@@ -122,12 +122,14 @@ class _Checks(list):
 
 
 def assertions(summary: dict, tap_text: str, expect: str = "", *,
-               debug: bool = False, bug: bool | None = None
+               debug: bool = False, bug: bool | None = None,
+               unjudged: dict[str, str] | None = None
                ) -> list[tuple[str, bool, str]]:
     """(name, ok, detail) of every expectation about one run; @expect is
     "pass", "bug" (the regression: the driver's pages refused) or "wrongfix" (a
     long-term writable pin through GUP-fast on a 6.5+ kernel), see MATRIX;
-    bug=True/False is the older spelling of "bug"/"pass"."""
+    bug=True/False is the older spelling of "bug"/"pass"; @unjudged: the
+    cells the kernel's config hides (name -> what the skip must say)."""
     if not expect:
         expect = "bug" if bug else "pass"
     if expect not in ("pass", "bug", "wrongfix", "pre65"):
@@ -141,8 +143,8 @@ def assertions(summary: dict, tap_text: str, expect: str = "", *,
                   summary.get("verdict") or "no TAP output")
         return list(out)
     _check_driver(out, summary, tap_text, expect)
-    _check_controls(out, summary)
-    _check_every_case(out, summary, expect)
+    _check_controls(out, summary, unjudged)
+    _check_every_case(out, summary, expect, unjudged)
     _check_after_the_test(out, summary, expect, debug)
     return list(out)
 
@@ -191,14 +193,22 @@ def _check_driver(out: _Checks, summary: dict, tap_text: str, expect: str) -> No
                   ok and _case(summary, lt_case) == "pass", got)
 
 
-def _check_controls(out: _Checks, summary: dict) -> None:
+def _check_controls(out: _Checks, summary: dict,
+                    unjudged: dict[str, str] | None = None) -> None:
     """The other rows of the table: read and write through GUP-fast but
-    secretmem's; long-term writable pins as LONGTERM has them."""
+    secretmem's; long-term writable pins as LONGTERM has them. The cells
+    of @unjudged print no verdict line: _check_judged asks for their skip."""
+    hidden = unjudged or {}
     for backing, want in CONTROLS:
-        ok, got = _fast_is(summary, backing, want)
+        accesses = tuple(a for a in ("read", "write") if f"verdict_{backing}_{a}" not in hidden)
+        if not accesses:
+            continue
+        ok, got = _fast_is(summary, backing, want, accesses)
         label = "N/N" if want == "all" else "0/N (refused)"
-        out.check(f"row {backing}: read and write {label}", ok, got)
+        out.check(f"row {backing}: {' and '.join(accesses)} {label}", ok, got)
     for backing, want in LONGTERM.items():
+        if f"verdict_{backing}_longterm_write" in hidden:
+            continue
         ok, got = _fast_is(summary, backing, want, ("longterm_write",))
         label = {"all": "N/N", "none": "0/N",
                  "expected": "as the kernel version calls for"}[want]
@@ -207,23 +217,35 @@ def _check_controls(out: _Checks, summary: dict) -> None:
                   ("pass", "xfail"), got)
 
 
-def _check_judged(out: _Checks, summary: dict) -> None:
-    """Every cell judged: no SKIP. Every kernel of the matrices maps a THP
-    and a huge page of 32 MiB or less (64K pages: an mTHP and a
-    contiguous-PTE huge page; arm64_checks asserts their sizes)."""
-    skipped = sorted(f"{c['name']} ({c.get('reason') or 'no reason'})"
-                     for c in summary.get("cases", []) if c["status"] == "skip")
-    out.check("every cell judged: none skipped", not skipped, "; ".join(skipped))
+def _check_judged(out: _Checks, summary: dict,
+                  unjudged: dict[str, str] | None = None) -> None:
+    """Every cell judged: no SKIP but the cells of @unjudged (name -> what
+    its reason must say), each skipped with its reason. Every kernel of the
+    matrices maps a THP and a huge page of 32 MiB or less (64K pages: an
+    mTHP and a contiguous-PTE huge page; arm64_checks asserts their sizes)."""
+    unjudged = unjudged or {}
+    cases = {c["name"]: c for c in summary.get("cases", [])}
+    skipped = sorted(f"{n} ({c.get('reason') or 'no reason'})"
+                     for n, c in cases.items() if c["status"] == "skip" and n not in unjudged)
+    out.check("every cell judged: none skipped" + (
+        f" but {len(unjudged)} this kernel's config hides" if unjudged else ""),
+        not skipped, "; ".join(skipped))
+    for name, why in sorted(unjudged.items()):
+        c = cases.get(name, {})
+        out.check(f"{name} unjudged, naming why ('{why}')",
+                  c.get("status") == "skip" and why in (c.get("reason") or ""),
+                  f"{c.get('status')}: {c.get('reason')}")
 
 
-def _check_every_case(out: _Checks, summary: dict, expect: str) -> None:
+def _check_every_case(out: _Checks, summary: dict, expect: str,
+                      unjudged: dict[str, str] | None = None) -> None:
     """Every case of the table reported, none failed but the ones @expect
     names, and the test's exit status."""
     names = _case_names(summary)
     want_names = {f"verdict_{b}_{c}" for b in BACKINGS for c in CASES}
     out.check(f"every case of the table reported ({len(want_names)} verdicts)",
               want_names <= names, "missing: " + ", ".join(sorted(want_names - names)))
-    _check_judged(out, summary)
+    _check_judged(out, summary, unjudged)
     failed = sorted(_case_names(summary, "fail"))
     allowed = {"bug": {f"verdict_{DRIVER}_read", f"verdict_{DRIVER}_write"},
                "wrongfix": {f"verdict_{DRIVER}_longterm_write"},
@@ -375,12 +397,13 @@ def _ratio_each(summary: dict) -> tuple[str, bool, str]:
                                  not r.get("refused") for r in ratios), str(ratios))
 
 
-# THP "always" and no madvise() (runner/configs/thp-always.config: the
-# controls' MADV_NOHUGEPAGE fails, and only PR_SET_THP_DISABLE and the
-# kpageflags premise keep them order-0) on linux-source-7.3 + the series:
-# with the fix, PASS and a ratio per benchmark cell; with GUP-fast refusing
-# every anonymous folio ("anonslow", far worse than the regression), the
-# anon control fails where an unchecked THP control passed (issue 32).
+# THP "always" and no madvise() (runner/configs/thp-always.config) on
+# linux-source-7.3 + the series: the test sets THP "never" (it cannot ask
+# for one THP without madvise()), so the controls stay order-0 and the thp
+# row is named unjudged; with the fix, PASS and a ratio per benchmark cell;
+# with GUP-fast refusing every anonymous folio ("anonslow", far worse than
+# the regression), the anon control fails where an unchecked THP control
+# passed (issue 32).
 THP_SOURCE = [("source:debian-7.3:all", "pass"),
               ("source:debian-7.3:anonslow", "anonslow")]
 THP_SOURCE_CONFIG = "thp-always"
@@ -388,6 +411,8 @@ THP_SOURCE_CONFIG = "thp-always"
 # them: order-0 ones for any pin, and every one for a long-term writable pin.
 ANONSLOW_FAILED = {"verdict_anon_read", "verdict_anon_write", "verdict_anon_longterm_write",
                    "verdict_thp_longterm_write"}
+# Without madvise() the thp row cannot be had: its cells skip, naming why.
+NO_MADVISE = {f"verdict_thp_{c}": "no madvise() here (CONFIG_ADVISE_SYSCALLS)" for c in CASES}
 
 
 def thp_source_assertions(summary: dict, tap_text: str, expect: str
@@ -397,7 +422,8 @@ def thp_source_assertions(summary: dict, tap_text: str, expect: str
     write 0/N, those two cases the only failures, the test and the runner
     exit 1)."""
     if expect == "pass":
-        return assertions(summary, tap_text, "pass") + [_ratio_each(summary)]
+        return assertions(summary, tap_text, "pass", unjudged=NO_MADVISE) + \
+            [_ratio_each(summary)]
     if expect != "anonslow":
         raise ValueError(f"expect must be pass or anonslow, not {expect!r}")
     out = _Checks()
@@ -408,10 +434,11 @@ def thp_source_assertions(summary: dict, tap_text: str, expect: str
     want_names = {f"verdict_{b}_{c}" for b in BACKINGS for c in CASES}
     out.check(f"every case of the table reported ({len(want_names)} verdicts)",
               want_names <= names, "missing: " + ", ".join(sorted(want_names - names)))
-    _check_judged(out, summary)
+    _check_judged(out, summary, NO_MADVISE)
     failed = _case_names(summary, "fail")
-    out.check("the failed cases are " + ", ".join(sorted(ANONSLOW_FAILED)) + ", no other",
-              failed == ANONSLOW_FAILED, "failed: " + ", ".join(sorted(failed)))
+    want = ANONSLOW_FAILED - set(NO_MADVISE)
+    out.check("the failed cases are " + ", ".join(sorted(want)) + ", no other",
+              failed == want, "failed: " + ", ".join(sorted(failed)))
     out.check("test exit status 1, runner exit 1",
               summary.get("exit_status") == 1 and summary.get("exit_code") == 1,
               f"exit status {summary.get('exit_status')}, "
@@ -431,6 +458,86 @@ def run_thp_source(t) -> None:
             continue
         for name, ok, detail in thp_source_assertions(out.summary, out.tap_text, expect):
             t.record(f"{label}: {name}", ok, detail)
+
+
+# On linux-source-7.3 with the series, the built-in gup_test (the matrix's
+# row) and the same gup_test.c built out of tree against the same tree
+# (--config oot, oot/internal.h's helper) must give the same 21-cell table.
+OOT_COMPARE = ("source:debian-7.3:all", "oot")
+
+
+def table(summary: dict | None) -> dict[tuple[str, str], tuple[int, int]]:
+    """(backing, pin) -> (pages GUP-fast took, pages asked) of a run."""
+    return {(v["backing"], v["access"]): (v["fast"], v["total"])
+            for v in (summary or {}).get("verdicts", [])}
+
+
+def run_oot_compare(t, builtin: dict | None) -> None:
+    from ..cli import run_one
+    from ..prepare.kernels import GUP_TEST_BUILTIN, GUP_TEST_RUNNERS
+    spec, config = OOT_COMPARE
+    label = f"vm {spec} (--config {config}: the series' gup_test out of tree)"
+    args = _args("default", "", spec)
+    args.config = config
+    out = boot(t, label, spec, args,
+               REPO / "results" / f"check-{config}-{datetime.now():%Y%m%d-%H%M%S}", run_one)
+    if out is None:
+        return
+    for name, ok, detail in assertions(out.summary, out.tap_text, "pass"):
+        t.record(f"{label}: {name}", ok, detail)
+    kinds = ((builtin or {}).get("gup_test", {}).get("kind"),
+             out.summary.get("gup_test", {}).get("kind"))
+    t.record(f"{label}: the matrix's row asked the built-in gup_test, this one "
+             "the runner's module", kinds == (GUP_TEST_BUILTIN, GUP_TEST_RUNNERS),
+             f"answered by: {kinds[0]}; {kinds[1]}")
+    a, b = table(builtin), table(out.summary)
+    t.record(f"{label}: the same {len(a)}-cell table as the built-in gup_test",
+             len(a) == len(BACKINGS) * len(CASES) and a == b,
+             "; ".join(f"{k[0]} {k[1]}: {a.get(k)} vs {b.get(k)}"
+                       for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)))
+
+
+# No tracing (make check-notrace): the series' built-in gup_test asks
+# GUP-fast alone, so 7.3 judges all 21 cells and the reverted and the wrong
+# fix fail as they must; the runner's out-of-tree module cannot ask about
+# pins without the mmap_lock tracepoint (EOPNOTSUPP), so on 6.12 every pin
+# cell is named unjudged and the run is never a pass (exit 3).
+NOTRACE = [("source:debian-7.3:all", "pass"), ("source:debian-7.3:nofix", "bug"),
+           ("source:debian-7.3:wrongfix", "wrongfix"), ("source:debian-6.12:nofix", "unjudged"),
+           ("source:debian-6.12:all", "unjudged"), ("source:debian-6.12:wrongfix", "unjudged")]
+
+
+def run_notrace(t) -> dict[str, dict]:
+    from ..cli import run_one
+    base = REPO / "results" / f"check-notrace-{datetime.now():%Y%m%d-%H%M%S}"
+    summaries = {}
+    for spec, expect in NOTRACE:
+        label = f"vm {spec} (--config notrace)"
+        args = _args("default", "", spec)
+        args.config, args.stress = "notrace", None
+        out = boot(t, label, spec, args, base / spec.replace(":", "_"), run_one)
+        if out is None:
+            continue
+        summaries[spec] = out.summary
+        config = Path(out.summary.get("kernel", {}).get("source", {}).get("boot_image", "")).parent / ".config"
+        t.record(f"{label}: the kernel has no CONFIG_TRACING",
+                 config.exists() and "\nCONFIG_TRACING=y" not in config.read_text(),
+                 str(config))
+        if expect != "unjudged":
+            for name, ok, detail in assertions(out.summary, out.tap_text, expect):
+                t.record(f"{label}: {name}", ok, detail)
+            continue
+        s = out.summary
+        skipped = {c["name"] for c in s.get("cases", []) if c["status"] == "skip"
+                   and "EOPNOTSUPP" in (c.get("reason") or "")}
+        want = {f"verdict_{b}_{c}" for b in BACKINGS for c in CASES}
+        t.record(f"{label}: every pin cell unjudged, naming EOPNOTSUPP", skipped == want,
+                 "not skipped: " + ", ".join(sorted(want - skipped)))
+        t.record(f"{label}: never a pass: exit 3, the verdict naming what was not judged",
+                 s.get("exit_code") == 3 and "verdict_driver_read" in (s.get("verdict") or "")
+                 + " ".join(s.get("problems") or []),
+                 f"exit {s.get('exit_code')}: {s.get('verdict')}; {s.get('problems')}")
+    return summaries
 
 
 # A kernel with the fix whose gup_test is built in from a tree without the

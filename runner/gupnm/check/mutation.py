@@ -74,30 +74,33 @@ def judge(summary: dict, mutant: Mutant | None) -> tuple[bool, str]:
     return summary.get("exit_status") == 1 and not missed, detail
 
 
-def check(t, unmutated: dict | None = None) -> None:
+def check(t, unmutated: dict | None = None, config: str = "default") -> None:
     """Run the unmutated tree (unless @unmutated, its summary, is given)
-    and every mutant; one check each, then the score."""
+    and every mutant, built with the @config variant (notrace: no
+    tracing); one check each, then the score."""
     from ..cli import run_one                    # cli imports checks' peers
-    base = REPO / "results" / f"check-mutants-{datetime.now():%Y%m%d-%H%M%S}"
+    base = REPO / "results" / f"check-mutants-{config}-{datetime.now():%Y%m%d-%H%M%S}"
     args = matrix._args("default", TEST_ARGS)
+    args.config = config
     args.stress = None
+    where = "" if config == "default" else f" (--config {config})"
     if unmutated is None:
-        out = matrix.boot(t, "mutation: unmutated", f"{SPEC}:all", args,
+        out = matrix.boot(t, f"mutation: unmutated{where}", f"{SPEC}:all", args,
                           base / "all", run_one)
         unmutated = out.summary if out else None
     if unmutated is not None:
         ok, detail = judge(unmutated, None)
-        t.record(f"mutation: the test passes on {SPEC}:all, unmutated", ok, detail)
+        t.record(f"mutation: the test passes on {SPEC}:all{where}, unmutated", ok, detail)
     every = mutants()
     caught = 0
     for m in every:
-        out = matrix.boot(t, f"mutation {m.name}", f"{SPEC}:mutant-{m.name}", args,
+        out = matrix.boot(t, f"mutation {m.name}{where}", f"{SPEC}:mutant-{m.name}", args,
                           base / m.name, run_one)
         if out is None:
             continue
         ok, detail = judge(out.summary, m)
         caught += ok
-        t.record(f"mutation {m.name} ({m.decision}): the test fails, in "
+        t.record(f"mutation {m.name}{where} ({m.decision}): the test fails, in "
                  + ", ".join(m.caught_by), ok, detail)
-    print(f"# mutation score: {caught} of {len(every)} mutants of "
+    print(f"# mutation score{where}: {caught} of {len(every)} mutants of "
           "gup_fast_folio_allowed() caught", flush=True)

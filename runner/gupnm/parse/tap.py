@@ -565,7 +565,7 @@ def summarize(tap: TapResult) -> str:
         more = f' (+{len(tap.errors) - 1} more)' if len(tap.errors) > 1 else ''
         return f'ERROR: {tap.errors[0]}{more}'
     if what == 'skip':
-        return f'SKIP: {not_judged(tap)}'
+        return f'NOT JUDGED: every cell skipped: {not_judged(tap)}'
     if v is not None:
         line = f'{v.backing} {v.fast}/{v.total} fast \u2192 PASS: GUP-fast takes NULL-mapping order-0 folios'
         return line + (f'; {_pass_counts(tap)}' if not_judged(tap) else '')

@@ -4,6 +4,7 @@ import copy
 import io
 import json
 import sys
+import tempfile
 import unittest
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -16,7 +17,8 @@ from gupnm.check import matrix  # noqa: E402
 from gupnm.guest import vmrun  # noqa: E402
 from gupnm.host import RunnerError  # noqa: E402
 from gupnm.parse.status import parse_status  # noqa: E402
-from gupnm.parse.tap import PRE_65  # noqa: E402
+from gupnm.parse.tap import PRE_65, parse_tap, summarize  # noqa: E402
+from gupnm.prepare.kernels import GUP_TEST_BUILTIN, GUP_TEST_RUNNERS  # noqa: E402
 
 REAL = Path(__file__).resolve().parents[1] / 'data' / 'real'
 
@@ -483,10 +485,15 @@ class MatrixTableTest(unittest.TestCase):
 class FakeTally:
     def __init__(self):
         self.records = []
+        self.details = {}
 
     def record(self, name, ok, detail=''):
         self.records.append((name, ok))
+        self.details[name] = detail
         return ok
+
+    def failed(self):
+        return [n for n, ok in self.records if not ok]
 
 
 class RunMatrixTest(unittest.TestCase):
@@ -545,34 +552,59 @@ class RunMatrixTest(unittest.TestCase):
 
 
 
+NO_MADVISE = 'no madvise() here (CONFIG_ADVISE_SYSCALLS)'
+
+
+def without_madvise(summary):
+    """@summary as v4 of the test reports it on a kernel without madvise()
+    (--config thp-always): THP set to "never", the thp row's cells skipped
+    naming why, and no verdict line for them (run_cell() asks nothing)."""
+    s = copy.deepcopy(summary)
+    s['verdicts'] = [v for v in s['verdicts'] if v['backing'] != 'thp']
+    for c in s['cases']:
+        if c['name'].startswith('verdict_thp_'):
+            s['counts'][c['status']] -= 1
+            s['counts']['skip'] += 1
+            c.update(status='skip', reason=NO_MADVISE)
+    return s
+
+
 def as_anonslow(summary, tap_text):
-    """The fixed run as a kernel whose GUP-fast refuses every anonymous
-    folio reports it: anon read, write and long-term 0/N, THP long-term
-    0/N, those four cases fail."""
+    """The fixed run as a kernel without madvise() whose GUP-fast refuses
+    every anonymous folio reports it: anon read, write and long-term 0/N,
+    those three cases fail; the thp row unjudged (without_madvise)."""
     s, tap_text = as_fixed(summary, tap_text)
     for v in s['verdicts']:
-        if v['backing'] == 'anon' or (v['backing'] == 'thp' and v['access'] == 'longterm_write'):
+        if v['backing'] == 'anon':
             v['fast'], v['tries'] = 0, 10
     for c in s['cases']:
-        if c['name'] in matrix.ANONSLOW_FAILED:
+        if c['name'].startswith('verdict_anon_'):
             c['status'] = 'fail'
     s['exit_status'] = s['exit_code'] = 1
-    return s, tap_text
+    return without_madvise(s), tap_text
 
 
 class ThpSourceTest(unittest.TestCase):
     """THP "always" without madvise() on linux-source-7.3: the fix and the
-    anonslow mutant (issue 32)."""
+    anonslow mutant (issue 32). v4 of the test sets THP "never" there and
+    skips the thp row naming why (without_madvise)."""
 
     ANON0 = 'control anon read/write via GUP-fast: 0/N (order-0 anon refused)'
     FAILED = ('the failed cases are verdict_anon_longterm_write, verdict_anon_read, '
-              'verdict_anon_write, verdict_thp_longterm_write, no other')
+              'verdict_anon_write, no other')
     EXITS = 'test exit status 1, runner exit 1'
     RATIOS = "every benchmark cell's control was order-0 (a ratio each)"
+    JUDGED = "every cell judged: none skipped but 3 this kernel's config hides"
+    UNJUDGED = [f"verdict_thp_{c} unjudged, naming why ('{NO_MADVISE}')"
+                for c in ('longterm_write', 'read', 'write')]
 
     @classmethod
     def setUpClass(cls):
         cls.summary, cls.tap = load_real()
+
+    def fixed(self):
+        s, tap = as_fixed(self.summary, self.tap)
+        return without_madvise(s), tap
 
     def test_table(self):
         self.assertEqual(matrix.THP_SOURCE, [('source:debian-7.3:all', 'pass'),
@@ -581,14 +613,21 @@ class ThpSourceTest(unittest.TestCase):
         for spec, _ in matrix.THP_SOURCE:
             kernels.parse_spec(spec)
         self.assertIn(matrix.THP_SOURCE_CONFIG, kconfig.VARIANTS)
+        self.assertEqual(matrix.NO_MADVISE, {f'verdict_thp_{c}': NO_MADVISE
+                                             for c in matrix.CASES})
 
     def test_fixed_passes_with_a_ratio_per_cell(self):
-        s, tap = as_fixed(self.summary, self.tap)
+        s, tap = self.fixed()
         s['bench_ratio'] = [{'threads': 1, 'shadow_anon_ratio': 1.0},
                             {'threads': 2, 'shadow_anon_ratio': 0.66}]
         checks = matrix.thp_source_assertions(s, tap, 'pass')
         self.assertEqual(failing(checks), [])
-        self.assertIn(self.RATIOS, by_name(checks))
+        names = [n for n, _, _ in checks]
+        self.assertIn(self.RATIOS, names)
+        # The thp row is named unjudged, its controls not asked.
+        self.assertEqual([n for n in names if 'thp' in n or n.startswith('every cell')],
+                         [self.JUDGED, *self.UNJUDGED])
+        self.assertEqual(by_name(checks)[self.UNJUDGED[1]][1], f'skip: {NO_MADVISE}')
         # A cell whose control was a THP: refused, no ratio: not ok.
         s['bench_ratio'][1] = {'threads': 2, 'shadow_anon_ratio': None,
                                'refused': 'not order-0: shadow 0, anon 512 of 512 pages'}
@@ -596,16 +635,33 @@ class ThpSourceTest(unittest.TestCase):
         s['bench_ratio'] = []
         self.assertEqual(failing(matrix.thp_source_assertions(s, tap, 'pass')), [self.RATIOS])
 
+    def test_fixed_with_the_thp_row_judged_is_not_ok(self):
+        # The v3 shape: a THP asked for and judged where madvise() is absent.
+        s, tap = as_fixed(self.summary, self.tap)
+        s['bench_ratio'] = [{'threads': 1, 'shadow_anon_ratio': 1.0}]
+        checks = matrix.thp_source_assertions(s, tap, 'pass')
+        self.assertEqual(failing(checks), self.UNJUDGED)
+        self.assertEqual(by_name(checks)[self.UNJUDGED[0]][1], 'pass: None')
+        # Skipped for another reason: not what this config hides.
+        s, tap = self.fixed()
+        s['bench_ratio'] = [{'threads': 1, 'shadow_anon_ratio': 1.0}]
+        for c in s['cases']:
+            if c['name'] == 'verdict_thp_write':
+                c['reason'] = 'no THP here (CONFIG_TRANSPARENT_HUGEPAGE)'
+        self.assertEqual(failing(matrix.thp_source_assertions(s, tap, 'pass')),
+                         [self.UNJUDGED[2]])
+
     def test_anonslow_fails_on_anon_only(self):
         s, tap = as_anonslow(self.summary, self.tap)
         checks = matrix.thp_source_assertions(s, tap, 'anonslow')
         self.assertEqual(failing(checks), [])
         self.assertEqual([n for n, _, _ in checks],
-                         [RAN, SPLAT, self.ANON0, TABLE, JUDGED, self.FAILED, self.EXITS])
+                         [RAN, SPLAT, self.ANON0, TABLE, self.JUDGED, *self.UNJUDGED,
+                          self.FAILED, self.EXITS])
 
     def test_anonslow_passing_is_not_ok(self):
         # The issue's bug: a THP anon control passes the mutant, exit 0.
-        s, tap = as_fixed(self.summary, self.tap)
+        s, tap = self.fixed()
         s['exit_code'] = 0
         self.assertEqual(failing(matrix.thp_source_assertions(s, tap, 'anonslow')),
                          [self.ANON0, self.FAILED, self.EXITS])
@@ -617,11 +673,17 @@ class ThpSourceTest(unittest.TestCase):
             if c['name'] == 'verdict_anon_write':
                 c['status'] = 'skip'
         self.assertEqual(failing(matrix.thp_source_assertions(s, tap, 'anonslow')),
-                         [JUDGED, self.FAILED])
+                         [self.JUDGED, self.FAILED])
         s, tap = as_anonslow(self.summary, self.tap)
         next(c for c in s['cases'] if c['name'] == 'verdict_shadow_read')['status'] = 'fail'
         self.assertEqual(failing(matrix.thp_source_assertions(s, tap, 'anonslow')),
                          [self.FAILED])
+        # The v3 shape: the thp row judged, its long-term pin failed.
+        s, tap = as_anonslow(self.summary, self.tap)
+        next(c for c in s['cases']
+             if c['name'] == 'verdict_thp_longterm_write').update(status='fail', reason=None)
+        self.assertEqual(failing(matrix.thp_source_assertions(s, tap, 'anonslow')),
+                         [self.UNJUDGED[0], self.FAILED])
         s, tap = as_anonslow(self.summary, self.tap)
         s['exit_code'] = 3
         s['problems'] = ['the guest died']
@@ -633,7 +695,7 @@ class ThpSourceTest(unittest.TestCase):
             matrix.thp_source_assertions(self.summary, self.tap, 'bug')
 
     def test_run_thp_source_boots_both_with_the_config(self):
-        s_fixed, tap = as_fixed(self.summary, self.tap)
+        s_fixed, tap = self.fixed()
         s_fixed['bench_ratio'] = [{'threads': 1, 'shadow_anon_ratio': 1.0}]
         s_slow, _ = as_anonslow(self.summary, self.tap)
         seen = []
@@ -663,6 +725,405 @@ class ThpSourceTest(unittest.TestCase):
         src = inspect.getsource(checks._vm_checks)
         self.assertLess(src.index('matrix.run_thp_always(t)'),
                         src.index('matrix.run_thp_source(t)'))
+
+
+class UnjudgedTest(unittest.TestCase):
+    """_check_judged(): every cell judged but those a kernel's config hides
+    (name -> what the skip reason must say), each skipped naming why."""
+
+    HIDDEN = {'verdict_hugetlb_read': 'no free huge page',
+              'verdict_hugetlb_write': 'no free huge page'}
+    NONE = 'every cell judged: none skipped'
+    BUT = "every cell judged: none skipped but 2 this kernel's config hides"
+    READ = "verdict_hugetlb_read unjudged, naming why ('no free huge page')"
+    WRITE = "verdict_hugetlb_write unjudged, naming why ('no free huge page')"
+
+    def setUp(self):
+        self.s = {'cases': [{'name': f'verdict_{b}_{c}', 'status': 'pass', 'reason': None}
+                            for b in matrix.BACKINGS for c in matrix.CASES]}
+
+    def case(self, name):
+        return next(c for c in self.s['cases'] if c['name'] == name)
+
+    def judged(self, unjudged=None):
+        out = matrix._Checks()
+        matrix._check_judged(out, self.s, unjudged)
+        return list(out)
+
+    def skip(self, name, reason):
+        self.case(name).update(status='skip', reason=reason)
+
+    def test_nothing_hidden_nothing_skipped(self):
+        self.assertEqual(self.judged(), [(self.NONE, True, '')])
+        self.assertEqual(self.judged({}), [(self.NONE, True, '')])
+
+    def test_skipped_as_named_is_ok(self):
+        self.skip('verdict_hugetlb_read', 'no free huge page could be reserved')
+        self.skip('verdict_hugetlb_write', 'no free huge page could be reserved')
+        self.assertEqual([c[:2] for c in self.judged(self.HIDDEN)],
+                         [(self.BUT, True), (self.READ, True), (self.WRITE, True)])
+        self.assertEqual(self.judged(self.HIDDEN)[1][2],
+                         'skip: no free huge page could be reserved')
+
+    def test_a_hidden_cell_judged_is_not_ok(self):
+        self.skip('verdict_hugetlb_read', 'no free huge page could be reserved')
+        checks = self.judged(self.HIDDEN)
+        self.assertEqual(failing(checks), [self.WRITE])
+        self.assertEqual(checks[2][2], 'pass: None')
+        # Failed is no better than passed: it was asked.
+        self.case('verdict_hugetlb_write')['status'] = 'fail'
+        self.assertEqual(failing(self.judged(self.HIDDEN)), [self.WRITE])
+
+    def test_skipped_with_another_reason_is_not_ok(self):
+        self.skip('verdict_hugetlb_read', 'no free huge page could be reserved')
+        self.skip('verdict_hugetlb_write', 'GUP_FAST_VERDICT: EOPNOTSUPP')
+        checks = self.judged(self.HIDDEN)
+        self.assertEqual(failing(checks), [self.WRITE])
+        self.assertEqual(checks[2][2], 'skip: GUP_FAST_VERDICT: EOPNOTSUPP')
+        self.skip('verdict_hugetlb_write', None)
+        self.assertEqual(failing(self.judged(self.HIDDEN)), [self.WRITE])
+
+    def test_a_hidden_cell_missing_is_not_ok(self):
+        self.skip('verdict_hugetlb_read', 'no free huge page')
+        self.s['cases'].remove(self.case('verdict_hugetlb_write'))
+        checks = self.judged(self.HIDDEN)
+        self.assertEqual(failing(checks), [self.WRITE])
+        self.assertEqual(checks[2][2], 'None: None')
+
+    def test_other_cells_skipped_are_still_not_ok(self):
+        for name in self.HIDDEN:
+            self.skip(name, 'no free huge page')
+        self.skip('verdict_memfd_read', 'memfd pages not as needed')
+        checks = self.judged(self.HIDDEN)
+        self.assertEqual(failing(checks), [self.BUT])
+        self.assertEqual(checks[0][2], 'verdict_memfd_read (memfd pages not as needed)')
+
+    def test_assertions_pass_it_on(self):
+        # A real run with the hugetlb row skipped (no verdict lines): judged
+        # as hidden, neither the row's controls nor the skip fail it.
+        s, tap_text = load_real()
+        s['verdicts'] = [v for v in s['verdicts'] if v['backing'] != 'hugetlb']
+        for c in s['cases']:
+            if c['name'].startswith('verdict_hugetlb_'):
+                c.update(status='skip', reason='no free huge page could be reserved')
+        self.assertEqual(failing(matrix.assertions(s, tap_text, 'bug')),
+                         [HUGETLB, LT_HUGETLB, JUDGED])
+        hidden = {f'verdict_hugetlb_{c}': 'no free huge page' for c in matrix.CASES}
+        checks = matrix.assertions(s, tap_text, 'bug', unjudged=hidden)
+        self.assertEqual(failing(checks), [])
+        names = [n for n, _, _ in checks]
+        self.assertNotIn(HUGETLB, names)
+        self.assertNotIn(LT_HUGETLB, names)
+        self.assertIn("every cell judged: none skipped but 3 this kernel's config hides", names)
+
+
+def as_builtin(summary):
+    """@summary as the series' built-in gup_test serves it (v4 on a
+    source tree): nothing loaded or unloaded."""
+    s = copy.deepcopy(summary)
+    s['gup_test'] = {'kind': GUP_TEST_BUILTIN, 'module': None, 'why': 'built in'}
+    s['rmmod'] = None
+    return s
+
+
+def as_runners(summary):
+    """... and as the runner's out-of-tree module serves it."""
+    s = copy.deepcopy(summary)
+    s['gup_test'] = {'kind': GUP_TEST_RUNNERS, 'module': '/x/gup_test.ko', 'why': 'oot'}
+    s['rmmod'] = 'ok'
+    return s
+
+
+class OotCompareTest(unittest.TestCase):
+    """run_oot_compare() with run_one mocked: the series' gup_test built out
+    of tree (--config oot) against 7.3 gives the built-in row's table."""
+
+    LABEL = 'vm source:debian-7.3:all (--config oot: the series\' gup_test out of tree)'
+    KINDS = (f"{LABEL}: the matrix's row asked the built-in gup_test, this one "
+             "the runner's module")
+    SAME = f'{LABEL}: the same 21-cell table as the built-in gup_test'
+
+    @classmethod
+    def setUpClass(cls):
+        cls.summary, cls.tap = load_real('7.3')
+
+    def compare(self, builtin, oot):
+        seen = []
+
+        def fake_run_one(spec, args, outdir):
+            seen.append((spec, args.config, args.stress, outdir.name.startswith('check-oot-')))
+            return vmrun.RunOutcome(oot, oot['exit_code'], outdir, self.tap)
+
+        t = FakeTally()
+        with mock.patch.object(cli, 'run_one', side_effect=fake_run_one), \
+                redirect_stdout(io.StringIO()):
+            matrix.run_oot_compare(t, builtin)
+        self.assertEqual(seen, [('source:debian-7.3:all', 'oot', '', True)])
+        return t
+
+    def test_table(self):
+        self.assertEqual(matrix.OOT_COMPARE, ('source:debian-7.3:all', 'oot'))
+        from gupnm.prepare import kconfig
+        self.assertIn(matrix.OOT_COMPARE[1], kconfig.VARIANTS)
+        self.assertIn((matrix.OOT_COMPARE[0], 'pass'), matrix.MATRIX)
+        table = matrix.table(self.summary)
+        self.assertEqual(len(table), 21)
+        self.assertEqual(table[('shadow', 'longterm_write')], (0, 512))
+        self.assertEqual(matrix.table(None), {})
+
+    def test_the_same_table_is_ok(self):
+        t = self.compare(as_builtin(self.summary), as_runners(self.summary))
+        self.assertEqual(t.failed(), [])
+        self.assertIn((self.KINDS, True), t.records)
+        self.assertIn((self.SAME, True), t.records)
+        self.assertIn((f'{self.LABEL}: {SHADOW_FIXED}', True), t.records)
+        self.assertIn((f'{self.LABEL}: {DRIVER}', True), t.records)
+        self.assertEqual(t.details[self.SAME], '')
+
+    def test_one_cell_differing_is_not_ok(self):
+        builtin = as_builtin(self.summary)
+        v = next(v for v in builtin['verdicts']
+                 if v['backing'] == 'memfd' and v['access'] == 'write')
+        v['fast'] = 511
+        t = self.compare(builtin, as_runners(self.summary))
+        self.assertEqual(t.failed(), [self.SAME])
+        self.assertEqual(t.details[self.SAME], 'memfd write: (511, 512) vs (512, 512)')
+
+    def test_a_cell_missing_is_not_ok(self):
+        oot = as_runners(self.summary)
+        oot['verdicts'] = [v for v in oot['verdicts']
+                           if (v['backing'], v['access']) != ('anon', 'read')]
+        t = self.compare(as_builtin(self.summary), oot)
+        self.assertIn(self.SAME, t.failed())
+        self.assertEqual(t.details[self.SAME], 'anon read: (512, 512) vs None')
+        # The built-in row short of a cell: 20 cells are no table either.
+        builtin = as_builtin(self.summary)
+        builtin['verdicts'] = oot['verdicts']
+        oot = copy.deepcopy(builtin)
+        oot.update(gup_test=as_runners(self.summary)['gup_test'], rmmod='ok')
+        t = self.compare(builtin, oot)
+        self.assertEqual(t.failed(), [f'{self.LABEL}: {ANON}',
+                                      f'{self.LABEL}: the same 20-cell table as the '
+                                      'built-in gup_test'])
+
+    def test_wrong_gup_test_kinds_are_not_ok(self):
+        for builtin, oot in ((as_runners(self.summary), as_runners(self.summary)),
+                             (as_builtin(self.summary), as_builtin(self.summary)),
+                             (as_runners(self.summary), as_builtin(self.summary)),
+                             (self.summary, as_runners(self.summary))):
+            with self.subTest(builtin=builtin.get('gup_test'), oot=oot.get('gup_test')):
+                t = self.compare(builtin, oot)
+                self.assertIn(self.KINDS, t.failed())
+                self.assertNotIn(self.SAME, t.failed())
+        t = self.compare(as_runners(self.summary), as_builtin(self.summary))
+        self.assertEqual(t.details[self.KINDS], f'answered by: {GUP_TEST_RUNNERS}; '
+                                                f'{GUP_TEST_BUILTIN}')
+
+    def test_no_built_in_row_is_not_ok(self):
+        # The matrix's row did not boot: nothing to compare with.
+        t = self.compare(None, as_runners(self.summary))
+        self.assertEqual(t.failed(), [self.KINDS, f'{self.LABEL}: the same 0-cell table as '
+                                                  'the built-in gup_test'])
+
+    def test_the_oot_run_must_pass(self):
+        oot = as_runners(self.summary)
+        oot['exit_status'] = 1
+        t = self.compare(as_builtin(self.summary), oot)
+        self.assertEqual(t.failed(), [f'{self.LABEL}: {EXIT0}'])
+
+    def test_not_prepared(self):
+        t = FakeTally()
+        with mock.patch.object(cli, 'run_one', side_effect=RunnerError('build failed')), \
+                redirect_stdout(io.StringIO()):
+            matrix.run_oot_compare(t, as_builtin(self.summary))
+        self.assertEqual(t.records, [(f'{self.LABEL}: prepared and booted', False)])
+
+    def test_checks_runs_it_after_the_matrix(self):
+        import inspect
+        from gupnm.check import checks
+        src = inspect.getsource(checks._vm_checks)
+        self.assertIn('matrix.run_oot_compare(t, module_runs.get("source:debian-7.3:all"))',
+                      src)
+        self.assertLess(src.index('matrix.run_matrix(t)'), src.index('matrix.run_oot_compare('))
+
+
+EOPNOTSUPP = 'GUP_FAST_VERDICT: EOPNOTSUPP'
+
+
+def eopnotsupp_run(exit_code=3):
+    """A v4 run on 6.12 --config notrace through the runner's module: every
+    cell skipped with EOPNOTSUPP, no verdict line, the verdict as the
+    runner words it (tap.summarize)."""
+    lines = ['TAP version 13', f'1..{len(matrix.BACKINGS) * len(matrix.CASES)}']
+    cases = []
+    for b in matrix.BACKINGS:
+        for c in matrix.CASES:
+            name = f'verdict_{b}_{c}'
+            lines.append(f'ok {len(cases) + 1} {name} # SKIP {EOPNOTSUPP}')
+            cases.append({'name': name, 'number': len(cases) + 1, 'status': 'skip',
+                          'reason': EOPNOTSUPP, 'diagnostics': []})
+    summary = {'cases': cases, 'verdicts': [], 'exit_status': 0, 'exit_code': exit_code,
+               'verdict': summarize(parse_tap(lines)), 'problems': [],
+               'splats': [], 'gup_test': {'kind': GUP_TEST_RUNNERS}}
+    return summary, '\n'.join(lines) + '\n'
+
+
+class NotraceTest(unittest.TestCase):
+    """run_notrace() with boot mocked: 7.3's rows judged as the matrix
+    judges them; 6.12's (the runner's module, no tracepoint to watch) every
+    cell unjudged naming EOPNOTSUPP, never a pass; no CONFIG_TRACING in any
+    kernel's .config."""
+
+    CONFIG = ('#\n# Automatically generated file; DO NOT EDIT.\n# Linux/x86 6.12.74 Kernel '
+              'Configuration\n#\nCONFIG_MMU=y\n# CONFIG_FTRACE is not set\n'
+              'CONFIG_TRACING_SUPPORT=y\n')
+    NO_TRACING = 'the kernel has no CONFIG_TRACING'
+    SKIPPED = 'every pin cell unjudged, naming EOPNOTSUPP'
+    NEVER = 'never a pass: exit 3, the verdict naming what was not judged'
+
+    @classmethod
+    def setUpClass(cls):
+        cls.bug, cls.tap = load_real()
+        cls.fixed, _ = as_fixed(cls.bug, cls.tap)
+        cls.wrongfix, cls.wrongfix_tap = as_wrongfix(cls.bug, cls.tap)
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.build = Path(tmp.name)
+        (self.build / '.config').write_text(self.CONFIG)
+        self.eop = eopnotsupp_run()
+
+    def outcome(self, spec, args, outdir):
+        """What each row's boot gives: 7.3's as expected, 6.12's eopnotsupp_run()."""
+        s, tap_text = {'source:debian-7.3:all': (self.fixed, self.tap),
+                       'source:debian-7.3:nofix': (self.bug, self.tap),
+                       'source:debian-7.3:wrongfix': (self.wrongfix, self.wrongfix_tap)
+                       }.get(spec, self.eop)
+        s = copy.deepcopy(s)
+        s.setdefault('kernel', {}).setdefault('source', {})['boot_image'] = \
+            str(self.build / 'vmlinux')
+        return vmrun.RunOutcome(s, s['exit_code'], outdir, tap_text)
+
+    def run_notrace(self):
+        seen = []
+
+        def fake_boot(t, label, spec, args, outdir, run_one):
+            seen.append((label, spec, args.config, args.stress, outdir.name))
+            t.record(f'{label}: prepared and booted', True)
+            return self.outcome(spec, args, outdir)
+
+        t = FakeTally()
+        with mock.patch.object(matrix, 'boot', side_effect=fake_boot):
+            runs = matrix.run_notrace(t)
+        return t, runs, seen
+
+    @staticmethod
+    def label(spec):
+        return f'vm {spec} (--config notrace)'
+
+    def test_table(self):
+        from gupnm.prepare import kconfig, kernels
+        self.assertIn('notrace', kconfig.VARIANTS)
+        self.assertEqual({s.split(':')[1] for s, _ in matrix.NOTRACE},
+                         {'debian-6.12', 'debian-7.3'})
+        for spec, expect in matrix.NOTRACE:
+            kernels.parse_spec(spec)
+            self.assertEqual(expect == 'unjudged', spec.startswith('source:debian-6.12:'))
+            if expect != 'unjudged':
+                self.assertIn((spec, expect), matrix.MATRIX)
+
+    def test_every_row_as_expected(self):
+        t, runs, seen = self.run_notrace()
+        self.assertEqual(t.failed(), [])
+        self.assertEqual([s[1:] for s in seen],
+                         [(spec, 'notrace', None, spec.replace(':', '_'))
+                          for spec, _ in matrix.NOTRACE])
+        self.assertEqual(list(runs), [spec for spec, _ in matrix.NOTRACE])
+        for spec, expect in matrix.NOTRACE:
+            label = self.label(spec)
+            self.assertIn((f'{label}: {self.NO_TRACING}', True), t.records)
+            rows = [n for n, _ in t.records if n.startswith(label + ': ')]
+            if expect == 'unjudged':
+                self.assertEqual(rows, [f'{label}: prepared and booted',
+                                        f'{label}: {self.NO_TRACING}',
+                                        f'{label}: {self.SKIPPED}', f'{label}: {self.NEVER}'])
+            else:
+                self.assertIn(f'{label}: {TABLE}', rows)
+                self.assertNotIn(f'{label}: {self.SKIPPED}', rows)
+        self.assertIn((f"{self.label('source:debian-7.3:nofix')}: {SHADOW_BUG}", True), t.records)
+        self.assertIn((f"{self.label('source:debian-7.3:wrongfix')}: {WRONGFIX}", True),
+                      t.records)
+        self.assertIn('verdict_driver_read', self.eop[0]['verdict'])
+
+    def unjudged_failures(self):
+        t, _, _ = self.run_notrace()
+        return t, [n.split(': ', 1)[1] for n in t.failed()
+                   if n.startswith('vm source:debian-6.12:')]
+
+    def test_a_pass_is_not_ok(self):
+        self.eop[0]['exit_code'] = 0
+        t, failed = self.unjudged_failures()
+        self.assertEqual(failed, [self.NEVER] * 3)
+        self.assertIn('exit 0: NOT JUDGED: every cell skipped: verdict_anon_read',
+                      t.details[f"{self.label('source:debian-6.12:all')}: {self.NEVER}"])
+
+    def test_a_verdict_not_naming_the_driver_is_not_ok(self):
+        self.eop[0]['verdict'] = 'ERROR: the guest died'
+        self.assertEqual(self.unjudged_failures()[1], [self.NEVER] * 3)
+        # Named by a problem instead: ok.
+        self.eop[0]['problems'] = ['not judged: verdict_driver_read']
+        self.assertEqual(self.unjudged_failures()[1], [])
+
+    def test_a_judged_cell_is_not_ok(self):
+        c = next(c for c in self.eop[0]['cases'] if c['name'] == 'verdict_driver_read')
+        c.update(status='pass', reason=None)
+        t, failed = self.unjudged_failures()
+        self.assertEqual(failed, [self.SKIPPED] * 3)
+        self.assertEqual(t.details[f"{self.label('source:debian-6.12:nofix')}: {self.SKIPPED}"],
+                         'not skipped: verdict_driver_read')
+        # Skipped for another reason is not EOPNOTSUPP either.
+        c.update(status='skip', reason='memfd_secret() is not available here')
+        self.assertEqual(self.unjudged_failures()[1], [self.SKIPPED] * 3)
+
+    def test_a_cell_missing_is_not_ok(self):
+        self.eop[0]['cases'].pop()
+        self.assertEqual(self.unjudged_failures()[1], [self.SKIPPED] * 3)
+
+    def test_the_kernel_traced_is_not_ok(self):
+        (self.build / '.config').write_text(self.CONFIG + 'CONFIG_TRACING=y\n')
+        t, _, _ = self.run_notrace()
+        self.assertEqual(t.failed(), [f'{self.label(s)}: {self.NO_TRACING}'
+                                      for s, _ in matrix.NOTRACE])
+        self.assertEqual(t.details[t.failed()[0]], str(self.build / '.config'))
+
+    def test_no_config_is_not_ok(self):
+        (self.build / '.config').unlink()
+        t, _, _ = self.run_notrace()
+        self.assertEqual(t.failed(), [f'{self.label(s)}: {self.NO_TRACING}'
+                                      for s, _ in matrix.NOTRACE])
+
+    def test_a_row_not_booted_is_left_out(self):
+        def fake_boot(t, label, spec, args, outdir, run_one):
+            t.record(f'{label}: prepared and booted', not spec.endswith(':wrongfix'))
+            return None if spec.endswith(':wrongfix') else self.outcome(spec, args, outdir)
+
+        t = FakeTally()
+        with mock.patch.object(matrix, 'boot', side_effect=fake_boot):
+            runs = matrix.run_notrace(t)
+        self.assertEqual(sorted(runs), sorted(s for s, _ in matrix.NOTRACE
+                                              if not s.endswith(':wrongfix')))
+        self.assertEqual(t.failed(), [f'{self.label(s)}: prepared and booted'
+                                      for s, _ in matrix.NOTRACE if s.endswith(':wrongfix')])
+
+    def test_checks_runs_it_with_the_mutants(self):
+        import inspect
+        from gupnm.check import checks
+        src = inspect.getsource(checks._main)
+        self.assertIn('runs = matrix.run_notrace(t)', src)
+        self.assertIn('mutation.check(t, runs.get("source:debian-7.3:all"), config="notrace")',
+                      src)
+        self.assertTrue(checks._parser().parse_args(['--notrace']).notrace)
 
 
 if __name__ == '__main__':

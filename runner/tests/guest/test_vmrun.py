@@ -675,16 +675,18 @@ class RunTest(VmFake, unittest.TestCase):
             '3 passed, 1 skipped (not judged: verdict_driver_longterm_write: '
             'GUP_FAST_VERDICT: EOPNOTSUPP)'))
 
-    def test_v4_every_cell_skipped_is_a_skip(self):
-        # ksft_finished() exits 0 when every cell SKIPped: nothing judged, 4.
+    def test_v4_every_cell_skipped_is_not_judged(self):
+        # ksft_finished() exits 0 when every cell SKIPped: nothing judged,
+        # the driver row neither: 3, never a skip (4) nor a pass.
         tap_text = ('TAP version 13\n1..2\n'
                     'ok 1 verdict_driver_read # SKIP GUP_FAST_VERDICT: EOPNOTSUPP\n'
                     'ok 2 verdict_anon_read # SKIP GUP_FAST_VERDICT: EOPNOTSUPP\n')
         self.boots.append((mini_console(tap_text=tap_text), mini_status(tap_text=tap_text), 0))
         out = self.run_vm()
         self.assertEqual((out.exit_code, out.summary['outcome'], out.summary['problems']),
-                         (4, 'skip', []))
-        self.assertEqual(out.summary['verdict'], 'SKIP: verdict_driver_read, verdict_anon_read: '
+                         (3, 'error', []))
+        self.assertEqual(out.summary['verdict'], 'NOT JUDGED: every cell skipped: '
+                                                 'verdict_driver_read, verdict_anon_read: '
                                                  'GUP_FAST_VERDICT: EOPNOTSUPP')
 
     def test_a_command_needs_no_shadow_verdict(self):

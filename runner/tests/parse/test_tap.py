@@ -334,7 +334,7 @@ class SummarizeTest(unittest.TestCase):
 
     def test_all_skipped_without_verdict(self):
         t = parse_tap(['TAP version 13', '1..1', 'ok 1 verdict_shadow_read # SKIP no debugfs'])
-        self.assertEqual(summarize(t), 'SKIP: verdict_shadow_read: no debugfs')
+        self.assertEqual(summarize(t), 'NOT JUDGED: every cell skipped: verdict_shadow_read: no debugfs')
 
     def test_pass_without_driver_verdict(self):
         t = parse_tap(['TAP version 13', '1..2', 'ok 1 a', 'ok 2 b # SKIP x'])
@@ -417,7 +417,7 @@ class V4OutputTest(unittest.TestCase):
         self.assertFalse(t.skipped)             # not a whole-test skip (1..0)
         self.assertTrue(tap.all_skipped(t))
         self.assertEqual(tap.diagnosis(t), 'skip')
-        self.assertEqual(summarize(t), 'SKIP: verdict_anon_read, verdict_memfd_read, '
+        self.assertEqual(summarize(t), 'NOT JUDGED: every cell skipped: verdict_anon_read, verdict_memfd_read, '
                                        'verdict_driver_read: GUP_FAST_VERDICT: EOPNOTSUPP')
 
     def test_the_bug(self):
