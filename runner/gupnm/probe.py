@@ -633,11 +633,13 @@ def _path(cell: dict) -> str:
 def table_agreement(module: dict, probe_summary: dict) -> tuple[int, list[str]]:
     """The cells both the module's table (summary.json verdicts) and the
     probe's (-t) judged: (how many, those where the two saw another path)."""
-    mod = {(v["backing"], v["access"]): v for v in module.get("verdicts", [])
+    # One name for the driver row on both sides: the probe (and the test
+    # before v4) call it "shadow".
+    mod = {(tap.row_name(v["backing"]), v["access"]): v for v in module.get("verdicts", [])
            if v.get("total", 0) > 0}
     both, differ = 0, []
     for cell in probe_summary.get("table") or []:
-        m = mod.get((cell["backing"], cell["access"]))
+        m = mod.get((tap.row_name(cell["backing"]), cell["access"]))
         if m is None or cell["total"] <= 0:
             continue
         both += 1

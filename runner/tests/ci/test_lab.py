@@ -217,6 +217,15 @@ class Judge(unittest.TestCase):
         self.assertEqual(code, 4)
         self.assertIn('SKIP', verdict)
 
+    def test_every_verdict_skipped_but_the_tests_line_is_not_judged(self):
+        # v4's ksft_finished() passes the test's own line when every cell
+        # skipped (the runner's module without tracing): nothing was judged.
+        ours = [(n, 'pass' if n.endswith('gup_null_mapping') else 'skip')
+                for n, _ in OURS_PASS] + [('mm_ksft_gup_test_sh_gup_null_mapping', 'pass')]
+        code, problems, verdict = self.judge(ours)
+        self.assertEqual(code, 3)
+        self.assertIn('no verdict_driver_* result judged', problems[0])
+
     def test_runner_died(self):
         code, problems, _ = self.judge(OURS_PASS, runner_exit=None)
         self.assertEqual(code, 3)
