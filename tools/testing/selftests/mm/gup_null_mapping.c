@@ -149,17 +149,21 @@ static void buf_destroy(struct buf *b)
 static const char *premise(const struct backing *bk, struct buf *b)
 {
 	uint64_t flags, and = -1ULL, or = 0;
-	unsigned long i, pfn = -1UL;
+	unsigned long i, pfn;
 	static char why[128];
 	int tries;
 
 	if (kpageflags_fd < 0)
 		return "no /proc/kpageflags (CONFIG_PROC_PAGE_MONITOR)";
-	for (i = 0; i < b->len / psize(); i++, pfn = -1UL) {
-		/* A page under migration (NUMA balancing) is away a moment. */
-		for (tries = 0; pfn == -1UL && tries < MAX_TRIES; tries++, usleep(1000))
+	for (i = 0; i < b->len / psize(); i++) {
+		/* A page under migration (NUMA balancing) is away, or moves: again. */
+		for (tries = 0; tries < MAX_TRIES; tries++, usleep(1000)) {
 			pfn = pagemap_get_pfn(pagemap_fd, b->addr + i * psize());
-		if (pfn == -1UL || pageflags_get(pfn, kpageflags_fd, &flags))
+			if (pfn != -1UL && !pageflags_get(pfn, kpageflags_fd, &flags) &&
+			    pfn == pagemap_get_pfn(pagemap_fd, b->addr + i * psize()))
+				break;
+		}
+		if (tries == MAX_TRIES)
 			return "a page is not in /proc/self/pagemap or /proc/kpageflags";
 		and &= flags;
 		or |= flags;
@@ -173,9 +177,8 @@ static const char *premise(const struct backing *bk, struct buf *b)
 }
 
 /*
- * How many pages of @b GUP-fast takes for @flags, or -1 with errno set. Refused
- * pages are touched and asked again (@tries times in all, counted in *@asks)
- * while fewer than @want were ever taken.
+ * GUP-fast's count of @b's pages for @flags, or -1 with errno set; refused pages are
+ * touched and asked again (@tries asks in all, in *@asks) while fewer than @want.
  */
 static long verdict(struct buf *b, __u32 flags, long want, int tries, int *asks)
 {
@@ -188,10 +191,9 @@ static long verdict(struct buf *b, __u32 flags, long want, int tries, int *asks)
 	long fast = -1;
 
 	for (*asks = 1; v; (*asks)++, usleep(1000)) {
-		if (ioctl(gup_fd, GUP_FAST_VERDICT, &args)) {
-			fast = -1;
+		fast = -1;
+		if (ioctl(gup_fd, GUP_FAST_VERDICT, &args))
 			break;
-		}
 		for (i = 0, fast = 0; i < nr; i++)
 			fast += ever[i] |= v[i];
 		if (fast >= want || *asks == tries)
@@ -254,7 +256,7 @@ static void run_cell(int kind, int tc)
 	ksft_test_result_code(result, name, why ? "%s" : NULL, why);
 }
 
-/* Only the thp row's buffer may be a THP (madvise, its size only); restored at exit. */
+/* Only the thp row's may be a THP: a PMD, else (64K pages) the smallest mTHP; restored at exit. */
 static const char *thp_setup(void)
 {
 	unsigned long orders = thp_supported_orders();
@@ -265,7 +267,6 @@ static const char *thp_setup(void)
 
 	if (!thp_available() || !pmd_size)
 		return "no THP here (CONFIG_TRANSPARENT_HUGEPAGE)";
-	/* A 64K-page PMD maps 512 MiB: the smallest mTHP size instead. */
 	thp_size = pmd_size <= MAX_LEN ? pmd_size : orders ? psize() << (ffsl(orders) - 1) : 0;
 	thp_save_settings();
 	thp_read_settings(&s);
@@ -276,9 +277,8 @@ static const char *thp_setup(void)
 		s.shmem_hugepages[i].enabled = SHMEM_NEVER;
 	}
 	thp_push_settings(&s);
-	if (!madv)
-		return "no madvise() here (CONFIG_ADVISE_SYSCALLS)";
-	return thp_size ? NULL : "a PMD maps more than 32 MiB, and there is no mTHP";
+	return !madv ? "no madvise() here (CONFIG_ADVISE_SYSCALLS)" :
+	       thp_size ? NULL : "a PMD maps more than 32 MiB, and there is no mTHP";
 }
 
 /* One huge page of the default size, else of the largest that fits. */
