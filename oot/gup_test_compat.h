@@ -32,7 +32,7 @@ static inline bool gup_test_oot_longterm_pinnable(struct folio *folio)
 {
 	if (is_zero_pfn(folio_pfn(folio)))
 		return true;
-	return !folio_is_device_coherent(folio) && !folio_is_zone_movable(folio);
+	return !folio_is_device_coherent(folio) && folio_zonenum(folio) != ZONE_MOVABLE;
 }
 #define folio_is_longterm_pinnable(folio)	gup_test_oot_longterm_pinnable(folio)
 #endif
