@@ -373,19 +373,27 @@ def run_matrix(t) -> dict[str, dict]:
 THP_ALWAYS = ("debian:7.3", "transparent_hugepage=always")
 
 
-def run_thp_always(t) -> None:
+def _passing_row(t, label: str, spec: str, args, tag: str, extra=lambda s: []):
+    """Boot @spec once into results/check-@tag-<time> and record the
+    matrix's "pass" assertions about it, and @extra(summary)'s; its
+    outcome, or None when it could not be prepared."""
     from ..cli import run_one
+    out = boot(t, label, spec, args,
+               REPO / "results" / f"check-{tag}-{datetime.now():%Y%m%d-%H%M%S}", run_one)
+    if out is None:
+        return None
+    for name, ok, detail in assertions(out.summary, out.tap_text, "pass") + \
+            extra(out.summary):
+        t.record(f"{label}: {name}", ok, detail)
+    return out
+
+
+def run_thp_always(t) -> None:
     spec, append = THP_ALWAYS
-    label = f"vm {spec} ({append})"
     args = _args("default", "", spec)
     args.append = append
-    out = boot(t, label, spec, args,
-               REPO / "results" / f"check-thp-{datetime.now():%Y%m%d-%H%M%S}", run_one)
-    if out is None:
-        return
-    for name, ok, detail in assertions(out.summary, out.tap_text, "pass") + \
-            [_ratio_each(out.summary)]:
-        t.record(f"{label}: {name}", ok, detail)
+    _passing_row(t, f"vm {spec} ({append})", spec, args, "thp",
+                 lambda s: [_ratio_each(s)])
 
 
 def _ratio_each(summary: dict) -> tuple[str, bool, str]:
@@ -473,18 +481,14 @@ def table(summary: dict | None) -> dict[tuple[str, str], tuple[int, int]]:
 
 
 def run_oot_compare(t, builtin: dict | None) -> None:
-    from ..cli import run_one
     from ..prepare.kernels import GUP_TEST_BUILTIN, GUP_TEST_RUNNERS
     spec, config = OOT_COMPARE
     label = f"vm {spec} (--config {config}: the series' gup_test out of tree)"
     args = _args("default", "", spec)
     args.config = config
-    out = boot(t, label, spec, args,
-               REPO / "results" / f"check-{config}-{datetime.now():%Y%m%d-%H%M%S}", run_one)
+    out = _passing_row(t, label, spec, args, config)
     if out is None:
         return
-    for name, ok, detail in assertions(out.summary, out.tap_text, "pass"):
-        t.record(f"{label}: {name}", ok, detail)
     kinds = ((builtin or {}).get("gup_test", {}).get("kind"),
              out.summary.get("gup_test", {}).get("kind"))
     t.record(f"{label}: the matrix's row asked the built-in gup_test, this one "
