@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..host import REPO, RunnerError, UsageError, cache_dir, locked, owner_tag, progress, run
-from . import cache, chroot, debian, modsource, ownimage, source, vmlinux
+from . import cache, chroot, debian, kconfig, modsource, ownimage, source, vmlinux
 from .modsource import MODULE_INPUTS, gup_test_source
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
@@ -55,6 +55,12 @@ class Prepared:
     config: Path | None = None          # the kernel's .config, when known
     tree: Path | None = None            # a source kernel's patched tree,
     tree_commit: str | None = None      # shared: checked out at this commit
+
+
+def _config_has(config: Path | None, option: str, value: str) -> bool:
+    """@option is @value in the .config @config (False without one)."""
+    return config is not None and config.exists() and \
+        kconfig.parse(config.read_text(errors="replace")).get(option) == value
 
 
 def gup_test_of(prep: Prepared) -> dict:
@@ -335,13 +341,17 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
     if kind == "source":
         tree, sel = args
         with source.held(tree, sel, variant) as k:
-            module = None if k.builtin else build_module(k.build, k.release)
+            # Where the kernel builds gup_test in (the series', or the
+            # tree's own with --config kselftest), that one answers: a
+            # module would only find its debugfs file taken.
+            builtin = k.builtin or _config_has(k.config, "CONFIG_GUP_TEST", "y")
+            module = None if builtin else build_module(k.build, k.release)
             binary = _source_selftest(k.tree)
         return Prepared(spec, k.release, k.image, module, binary, None,
                         {"kind": "source", "tree": str(k.base),
                          "base_commit": k.base_commit, "patches": k.patches,
                          "selection": sel, "config": variant,
-                         "gup_test": GUP_TEST_BUILTIN if k.builtin else GUP_TEST_RUNNERS,
+                         "gup_test": GUP_TEST_BUILTIN if builtin else GUP_TEST_RUNNERS,
                          "boot_image": str(k.image)},
                         config=k.config, tree=k.tree, tree_commit=k.commit)
     return _prepare_image(spec, Path(args[0]).resolve(), Path(args[1]).resolve())
