@@ -304,7 +304,7 @@ static int run_wrong_size_cmd(void)
 {
 	char arg[24] = "";
 
-	return gup_ioctl(gup_fd, _IOWR('g', 10, char[24]), arg);
+	return gup_ioctl(gup_fd, _IOWR('g', _IOC_NR(GUP_FAST_VERDICT), char[24]), arg);
 }
 
 static int run_bad_arg(void)

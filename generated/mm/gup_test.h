@@ -13,7 +13,7 @@
 #define PIN_LONGTERM_TEST_START	_IOW('g', 7, struct pin_longterm_test)
 #define PIN_LONGTERM_TEST_STOP	_IO('g', 8)
 #define PIN_LONGTERM_TEST_READ	_IOW('g', 9, __u64)
-#define GUP_FAST_VERDICT	_IOWR('g', 10, struct gup_fast_verdict)
+#define GUP_FAST_VERDICT	_IOWR('g', 11, struct gup_fast_verdict)
 
 #define GUP_TEST_MAX_PAGES_TO_DUMP		8
 

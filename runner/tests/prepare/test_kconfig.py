@@ -279,7 +279,7 @@ class FragmentsTest(unittest.TestCase):
             h.write_text('/* GUP_FAST_VERDICT comes later */\n#define GUP_FAST_VERDICTS 1\n')
             self.assertFalse(kconfig.series_gup_test(Path(tmp)))
             h.write_text('#define PIN_LONGTERM_TEST_READ\t_IOW(\'g\', 9, __u64)\n'
-                         '#define GUP_FAST_VERDICT\t_IOWR(\'g\', 10, struct gup_fast_verdict)\n')
+                         '#define GUP_FAST_VERDICT\t_IOWR(\'g\', 11, struct gup_fast_verdict)\n')
             self.assertTrue(kconfig.series_gup_test(Path(tmp)))
 
     def test_oot_variant_asks_the_default_options(self):

@@ -323,7 +323,8 @@ int main(void)
 	if (fast < 0 && errno == EOPNOTSUPP)	/* no pins here: ask the rest */
 		fast = verdict(&b, 0, 0, 1, &asks);
 	if (fast < 0 && (errno == ENOTTY || errno == EINVAL))
-		ksft_exit_skip("gup_test lacks GUP_FAST_VERDICT (%s)\n", strerror(errno));
+		ksft_exit_skip("gup_test lacks GUP_FAST_VERDICT (%#lx): %s\n",
+			       (unsigned long)GUP_FAST_VERDICT, strerror(errno));
 	if (fast < 0 && errno == EOPNOTSUPP)
 		ksft_exit_skip("GUP_FAST_VERDICT: EOPNOTSUPP (no GUP-fast here)\n");
 	if (fast < 0 || fast > 1)
