@@ -69,7 +69,7 @@ def gup_test_of(prep: Prepared) -> dict:
     GUP_TEST_RUNNERS), the module the guest loads (None: none) and why."""
     if prep.module is None:
         return {"kind": GUP_TEST_BUILTIN, "module": None,
-                "why": f"the series' gup_test in {prep.release} "
+                "why": f"the kernel's own gup_test in {prep.release} "
                        "(CONFIG_GUP_TEST=y); no module loaded"}
     return {"kind": GUP_TEST_RUNNERS, "module": str(prep.module),
             "why": f"{prep.module.name}, the series' gup_test from oot/ for "
@@ -429,9 +429,10 @@ def _no_root(kdir: Path, cc: str, err: RunnerError) -> UsageError:
                       "for KERNEL as DIR, or test without a module: --method probe")
 
 
-def _image_module(moddir: Path) -> tuple[str, Path, dict, Path | None]:
-    """(release, gup_test.ko, how it was built, the headers' .config or
-    None) for image:KERNEL:@moddir:
+def _image_module(moddir: Path) -> tuple[str, Path | None, dict, Path | None]:
+    """(release, gup_test.ko or None where the headers' .config builds
+    gup_test in, how it was built, the headers' .config or None) for
+    image:KERNEL:@moddir:
     built against the headers or build tree in @moddir
     (ownimage.find_kdir), on this machine or in a build root of the
     compiler's suite (_image_root), or found in a module tree. A build that
@@ -444,9 +445,14 @@ def _image_module(moddir: Path) -> tuple[str, Path, dict, Path | None]:
         bound = _image_root(kdir, release)
         built = {"compiler": debian.cc_version_text(kdir),
                  "build_root": f"{bound.suite} ({bound.root})" if bound else "host"}
+        config = kdir / ".config" if (kdir / ".config").is_file() else None
+        if _config_has(config, "CONFIG_GUP_TEST", "y"):
+            # gup_test built in answers (whichever revision it is): the
+            # runner's module would only find its debugfs file taken.
+            return release, None, {**built, "gup_test": GUP_TEST_BUILTIN}, config
         try:
-            return (release, build_module(build, release, bound=bound), built,
-                    kdir / ".config" if (kdir / ".config").is_file() else None)
+            return (release, build_module(build, release, bound=bound),
+                    {**built, "gup_test": GUP_TEST_RUNNERS}, config)
         except (UsageError, cache.CacheError):
             raise                       # the cache's own failure stays exit 3
         except RunnerError as err:

@@ -159,6 +159,30 @@ class PrepareTest(unittest.TestCase):
                     kernels.prepare(f'image:{tmp}/bzImage:{tmp}/mods')
             self.assertEqual(run.call_args.args[0], ['modinfo', '-F', 'vermagic', str(ko)])
 
+    def test_image_with_gup_test_built_in_loads_no_module(self):
+        # A build whose .config has CONFIG_GUP_TEST=y (the tree's own gup_test,
+        # of whichever revision): no module is built, the report says built in.
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = Path(tmp) / 'build'
+            kdir.mkdir()
+            (kdir / 'vmlinux').write_bytes(b'x')
+            (kdir / 'Makefile').write_text('# kbuild\n')
+            for config, module in (('CONFIG_GUP_TEST=y\n', None), ('# CONFIG_GUP_TEST is not set\n', Path('/m.ko'))):
+                (kdir / '.config').write_text(config)
+                with mock.patch.object(kernels.ownimage, 'find_kdir', return_value=kdir), \
+                        mock.patch.object(kernels.ownimage, 'kbuild_dir', return_value=kdir), \
+                        mock.patch.object(kernels, '_release_of', return_value='7.3.4+'), \
+                        mock.patch.object(kernels, '_image_root', return_value=None), \
+                        mock.patch.object(kernels.debian, 'cc_version_text', return_value='gcc'), \
+                        mock.patch.object(kernels, 'build_module', return_value=Path('/m.ko')) as bm, \
+                        mock.patch.object(kernels, 'build_selftest', return_value=Path('/t')), \
+                        mock.patch.object(kernels.vmlinux, 'uncompressed', return_value=None):
+                    prep = kernels.prepare(f'image:{kdir}/vmlinux:{kdir}')
+                self.assertEqual(prep.module, module)
+                self.assertEqual(bm.called, module is not None)
+                self.assertEqual(kernels.gup_test_of(prep)['kind'],
+                                 kernels.GUP_TEST_BUILTIN if module is None else kernels.GUP_TEST_RUNNERS)
+
     def _source_kernel(self, tree: Path, builtin: bool):
         return source.SourceKernel(release='6.12.117+', image=tree / 'build/vmlinux', builtin=builtin,
                                    build=tree / 'build', tree=tree / 'src', base=Path('/base'),

@@ -304,7 +304,8 @@ class ImageRootTest(unittest.TestCase):
                     mock.patch.object(kernels, 'build_module', return_value=Path('/m.ko')):
                 self.assertEqual(kernels._image_module(kdir.parents[2]), (
                     REL, Path('/m.ko'), {'compiler': self.TRIXIE,
-                                         'build_root': 'trixie (/r)'},
+                                         'build_root': 'trixie (/r)',
+                                         'gup_test': kernels.GUP_TEST_RUNNERS},
                     kdir / '.config'))
 
 
