@@ -258,22 +258,26 @@ def _source_selftest(tree: Path, cc: str = "gcc") -> Path:
     patch is in it (the upstream series), else this checkout's (6.12, whose
     stable series is the fix alone, and selection none)."""
     if (tree / SELFTEST).exists():
-        return build_selftest(tree / SELFTEST, cc)
+        return build_selftest(tree / SELFTEST, cc, root=tree)
     return build_selftest(REPO / SELFTEST, cc)
 
 
-def build_selftest(src: Path, cc: str = "gcc") -> Path:
+def build_selftest(src: Path, cc: str = "gcc", root: Path | None = None) -> Path:
     """Static gup_null_mapping from @src, with what it includes and links
-    from generated/ (modsource): the series' <mm/gup_test.h>, the base's
-    kselftest.h, vm_util.[ch], hugepage_settings.[ch] and <linux/fs.h>."""
-    gen = modsource.GENERATED
-    libs = modsource.selftest_libs()
-    inputs = [src, gen / "mm/gup_test.h", gen / "include/uapi/linux/fs.h",
-              gen / "tools/testing/selftests/kselftest.h",
-              gen / "tools/testing/selftests/mm/vm_util.h",
-              gen / "tools/testing/selftests/mm/hugepage_settings.h", *libs]
+    from @root, a kernel tree whose own test @src is (its <mm/gup_test.h>,
+    kselftest.h, vm_util.[ch], hugepage_settings.[ch]: a tree carrying
+    another revision of the series gets its own test against its own ABI),
+    or by default from generated/ (modsource): the series' header and the
+    base's selftest files; <linux/fs.h> always the base's."""
+    root = root or modsource.GENERATED
+    libs = modsource.selftest_libs(root)
+    sel = root / "tools/testing/selftests"
+    inputs = [src, root / "mm/gup_test.h",
+              modsource.GENERATED / "include/uapi/linux/fs.h",
+              sel / "kselftest.h", sel / "mm/vm_util.h",
+              sel / "mm/hugepage_settings.h", *libs]
     return _static_build("selftest", "gup_null_mapping", src, inputs,
-                         modsource.selftest_includes(), ["-lpthread", "-lm"], cc,
+                         modsource.selftest_includes(root), ["-lpthread", "-lm"], cc,
                          objs=tuple(libs))
 
 

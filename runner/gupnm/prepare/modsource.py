@@ -38,14 +38,16 @@ def kselftest_tree() -> Path:
     return GENERATED
 
 
-def selftest_includes() -> list[Path]:
-    """-I directories of the test: <mm/gup_test.h>, the base's <linux/fs.h>
-    (before the system's older one), "kselftest.h" and "vm_util.h"."""
-    return [GENERATED, GENERATED / "include/uapi", GENERATED / "tools/testing/selftests",
-            GENERATED / "tools/testing/selftests/mm"]
+def selftest_includes(root: Path = GENERATED) -> list[Path]:
+    """-I directories of the test: <mm/gup_test.h>, "kselftest.h" and
+    "vm_util.h" of @root (generated/, or a kernel tree whose own test is
+    built: its revision of the ABI, never this checkout's), and the base's
+    <linux/fs.h> (before the system's older one)."""
+    return [root, GENERATED / "include/uapi", root / "tools/testing/selftests",
+            root / "tools/testing/selftests/mm"]
 
 
-def selftest_libs() -> list[Path]:
+def selftest_libs(root: Path = GENERATED) -> list[Path]:
     """What the test links with, as the selftests/mm Makefile has it."""
-    mm = GENERATED / "tools/testing/selftests/mm"
+    mm = root / "tools/testing/selftests/mm"
     return [mm / "vm_util.c", mm / "hugepage_settings.c"]

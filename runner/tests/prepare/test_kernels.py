@@ -183,6 +183,22 @@ class PrepareTest(unittest.TestCase):
                 self.assertEqual(kernels.gup_test_of(prep)['kind'],
                                  kernels.GUP_TEST_BUILTIN if module is None else kernels.GUP_TEST_RUNNERS)
 
+    def test_a_trees_own_test_builds_against_that_trees_abi(self):
+        # A tree carrying another revision of the series (v3: GUP_FAST_VERDICT
+        # numbered 10) builds its test with its own mm/gup_test.h and selftest
+        # files, never this checkout's generated/ ones: else it asks v4's number.
+        tree = Path('/t/src')
+        with mock.patch.object(kernels, '_static_build', return_value=Path('/b')) as sb:
+            kernels.build_selftest(tree / kernels.SELFTEST, 'gcc', root=tree)
+            kernels.build_selftest(REPO / kernels.SELFTEST, 'gcc')
+        own, default = sb.call_args_list
+        self.assertIn(tree / 'mm/gup_test.h', own.args[3])
+        self.assertEqual(own.args[4][0], tree)
+        self.assertTrue(all(str(o).startswith(str(tree)) for o in own.kwargs['objs']))
+        gen = kernels.modsource.GENERATED
+        self.assertIn(gen / 'mm/gup_test.h', default.args[3])
+        self.assertEqual(default.args[4][0], gen)
+
     def _source_kernel(self, tree: Path, builtin: bool):
         return source.SourceKernel(release='6.12.117+', image=tree / 'build/vmlinux', builtin=builtin,
                                    build=tree / 'build', tree=tree / 'src', base=Path('/base'),
@@ -202,7 +218,7 @@ class PrepareTest(unittest.TestCase):
                 prep = kernels.prepare('source:debian-7.3:nofix')
         sp.assert_called_once_with('debian-7.3', 'nofix', 'default')
         bm.assert_not_called()                      # gup_test is built in: no module
-        bs.assert_called_once_with(tree / 'src' / kernels.SELFTEST, 'gcc')
+        bs.assert_called_once_with(tree / 'src' / kernels.SELFTEST, 'gcc', root=tree / 'src')
         self.assertIsNone(prep.run_vmtests)         # run directly (kselftest paths: run_vmtests)
         self.assertEqual((prep.spec, prep.release, prep.image, prep.module, prep.test_binary),
                          ('source:debian-7.3:nofix', '6.12.117+', tree / 'build/vmlinux',
