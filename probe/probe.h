@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What gupnm_probe.c (the verdict from in-kernel producers) and table.c (the
- * GUP-fast table, -t) share: KTAP output, page flags, the mappings and the
- * af_packet TX ring.
+ * The probe's files, each using only those above it in this list:
+ *   ktap.c         KTAP output and its counts
+ *   mapping.c      a mapping under test: options, page size, regions and
+ *                  fds, PFNs, kpageflags, VmFlags, the FUTEX_WAKE trigger,
+ *                  af_packet's TX ring
+ *   table.c        the GUP-fast table (-t)
+ *   gupnm_probe.c  main(): the verdict from in-kernel producers
+ * runner/tests/test_probe_layers.py checks that order with nm.
  */
 #ifndef GUPNM_PROBE_H
 #define GUPNM_PROBE_H
@@ -25,12 +30,21 @@
 #define KPF_THP			22
 #define KPF(flags, bit)	(((flags) >> (bit)) & 1)
 
+#define DEF_PAGES	16
+#define DEF_ROUNDS	21
 #define MAX_PAGES	64
 #define MAX_REGIONS	8
 #define MAX_FDS		8
 #define MAX_TRIES	3
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
+/* ktap.c: KTAP lines; the results so far, by kind. */
+extern unsigned int test_nr, nr_pass, nr_fail, nr_skip;
+void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void result(int code, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* mapping.c: the options main() sets, the page size, a mapping under test. */
 struct options {
 	unsigned int pages;
 	unsigned int rounds;
@@ -54,9 +68,8 @@ struct mapping {
 	bool control;		/* shmem: order-0 too, need not be mixedmap */
 };
 
-void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void result(int code, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int kpageflags_open(void);
+int pagemap_open(void);
 int futex_wake(volatile uint32_t *uaddr);
 int page_pfn(volatile void *addr, uint64_t *pfn);
 int kpageflags(uint64_t pfn, uint64_t *flags);

@@ -36,9 +36,13 @@ from pathlib import Path
 from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
 from .parse import tap
 
-SOURCE = REPO / "probe" / "gupnm_probe.c"
-# The table (-t) and what both files share.
-SOURCES = (SOURCE, REPO / "probe" / "table.c", REPO / "probe" / "probe.h")
+# The probe's C files, lowest first: each uses only those before it
+# (probe/Makefile's SRCS; runner/tests/test_probe_layers.py checks the order
+# with nm): KTAP output, a mapping under test and what /proc says of its
+# pages, the GUP-fast table (-t), main() and the producers.
+LAYERS = ("ktap.c", "mapping.c", "table.c", "gupnm_probe.c")
+SOURCE = REPO / "probe" / LAYERS[-1]
+SOURCES = (*(REPO / "probe" / f for f in LAYERS), REPO / "probe" / "probe.h")
 METHOD = "probe"
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INFRA, EXIT_SKIP = 0, 1, 2, 3, 4
 # The probe's own budget is under a second; a hung one is killed.
@@ -204,7 +208,7 @@ def build(cc: str = "gcc") -> Path:
     """The static probe, cached by the content of its source."""
     from .prepare.kernels import _static_build
     return _static_build("probe", "gupnm_probe", SOURCE, list(SOURCES), [], [], cc,
-                         srcs=SOURCES[1:2])
+                         srcs=tuple(p for p in SOURCES if p.suffix == ".c" and p != SOURCE))
 
 
 # --- the running kernel ---------------------------------------------------
