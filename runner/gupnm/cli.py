@@ -492,6 +492,7 @@ def bench_report(s: dict) -> str:
 
 def _run_host(args) -> int:
     """--kernel host: the module on this machine (hostmode), else the probe."""
+    phases.start(phases.process_start(), first="startup")
     outdir = _results_dir(args, "host")
     out = hostmode.run(args, outdir, run_meta(datetime.now(timezone.utc)))
     if out is None:

@@ -46,7 +46,7 @@ class Clock:
         spent = dict(self.spent)
         spent[self.current] = spent.get(self.current, 0.0) + max(0.0, now - self.since)
         total = round(now - self.start, 3)
-        out = {k: round(v, 3) for k, v in spent.items() if k != OTHER and round(v, 3) > 0}
+        out = {k: round(v, 3) for k, v in spent.items() if k != OTHER}
         out[OTHER] = max(0.0, round(total - sum(out.values()), 3))
         out[TOTAL] = round(sum(out.values()), 3)
         return out
@@ -60,7 +60,8 @@ def process_start() -> float | None:
     """time.monotonic() of this process's start (the kernel's start time of
     it, in clock ticks since boot), or None where /proc does not say."""
     try:
-        stat = open("/proc/self/stat").read()
+        with open("/proc/self/stat") as fh:
+            stat = fh.read()
         ticks = int(stat.rsplit(")", 1)[1].split()[19])
         since_boot = time.clock_gettime(time.CLOCK_BOOTTIME)
         age = since_boot - ticks / os.sysconf("SC_CLK_TCK")

@@ -394,6 +394,34 @@ class RunCommandTest(unittest.TestCase):
         self.assertEqual((s['exit_code'], s['outcome'], s['problems']),
                          (3, 'error', ['kernel build failed']))
 
+    def test_a_failed_run_is_timed_from_the_process_start(self):
+        """Issue 46 item 7: the summary of a run that failed before the
+        guest still says where its time went, phases adding up to it."""
+        rc, _, err, s = self.run_failing(RunnerError('kernel build failed'))
+        d = s['durations']
+        self.assertEqual((s['durations_from'], list(d)[-1]), ('process', 'total'))
+        self.assertIn('startup', d)
+        self.assertAlmostEqual(sum(v for k, v in d.items() if k != 'total'), d['total'],
+                               places=6)
+        self.assertIn('time:    startup ', err)
+        self.assertIn(f"= total {d['total']:.1f}s (host wall clock, since the runner "
+                      "started)", err)
+
+    def test_time_line_names_every_phase_and_the_sum(self):
+        s = {'durations': {'startup': 0.21, 'apt_lists': 1.04, 'module_build': 3.3,
+                           'boot_and_test': 4.0, 'other': 0.05, 'total': 8.6},
+             'durations_from': 'process'}
+        self.assertEqual(cli.time_line(s), 'time:    startup 0.2s, apt_lists 1.0s, '
+                         'module_build 3.3s, boot_and_test 4.0s, other 0.1s = total 8.6s '
+                         '(host wall clock, since the runner started)')
+        # A summary of before the clock: its steps as they were.
+        self.assertEqual(cli.time_line({'durations': {'prepare': 3.4, 'total': 7.4}}),
+                         'time:    prepare 3.4s = total 7.4s (host wall clock)')
+        # The probe after the module's skip: a phase of its own, in the total.
+        cli._add_phase(s, 'probe', 10.0)
+        self.assertEqual(list(s['durations'])[-2:], ['probe', 'total'])
+        self.assertEqual(s['durations']['total'], 18.6)
+
     def test_internal_error_is_3_never_1(self):
         rc, _, err, s = self.run_failing(ValueError('unexpected'))
         self.assertEqual((rc, s['exit_code'], s['outcome']), (3, 3, 'error'))

@@ -30,7 +30,7 @@ class CrossCheck:
 class Payload:
     spec: str                   # the kernel spec asked for
     release: str                # uname -r the guest must boot
-    image: Path                 # what QEMU boots
+    image: Path | None          # what QEMU boots; None: nothing (host mode)
     arch: str                   # the guest's: amd64 or arm64
     source: dict                # how the kernel was obtained (summary's kernel.source)
     command: str                # what the guest runs in its test folder

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import phases, testargs
-from ..host import progress
+from ..host import REPO, progress
 from . import cache, command, kconfig, kernels, kselftest_build, source
 from .payload import CrossCheck, Payload
 
@@ -72,6 +72,18 @@ def make(asked: Asked) -> Payload:
     pay.kmemleak = asked.config == "debug"
     pay.notes = cache.take_repairs()
     return pay
+
+
+def host(release: str) -> Payload:
+    """Host mode's (hostmode.py): the runner's module built against the
+    running kernel's headers and the test, in the Payload a boot gets
+    (image None: nothing boots; the test runs on this machine)."""
+    kdir = (Path("/lib/modules") / release / "build").resolve()
+    ko = kernels.build_module(kdir, release)
+    binary = kernels.build_selftest(REPO / kernels.SELFTEST)
+    return base(kernels.Prepared(
+        "host", release, None, ko, binary, None,
+        {"kind": "host", "method": "module", "headers": str(kdir), "module": str(ko)}))
 
 
 def base(prep: kernels.Prepared) -> Payload:

@@ -18,6 +18,7 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from gupnm import phases  # noqa: E402
 from gupnm.guest import initramfs, qemu, vmrun  # noqa: E402
 from gupnm.parse import tap  # noqa: E402
 from gupnm.prepare import plan  # noqa: E402
@@ -473,6 +474,24 @@ class RunTest(VmFake, unittest.TestCase):
         self.assertEqual(s['guest_uptime']['init'], 1.0)
         self.assertNotIn('guest_init', s['durations'])
         self.assertEqual(out.tap_text, MINI_TAP)
+
+    def test_the_runs_clock_every_phase_summed(self):
+        """Issue 46 item 7: with the run's clock running (phases), the
+        summary's durations are its phases, the guest's among them, their
+        sum the total; the clock ends with the run."""
+        self.boots.append((mini_console(), mini_status(), 0))
+        phases.start(first='startup')
+        self.addCleanup(phases.stop)
+        out = self.run_vm()
+        d = out.summary['durations']
+        self.assertEqual(out.summary['durations_from'], 'run')
+        self.assertLessEqual({'startup', 'initramfs', 'boot_and_test', 'parse', 'other'},
+                             set(d))
+        self.assertEqual(list(d)[-1], 'total')
+        self.assertAlmostEqual(sum(v for k, v in d.items() if k != 'total'), d['total'],
+                               places=6)
+        self.assertFalse(phases.running())
+        self.assertEqual(json.loads((self.outdir / 'summary.json').read_text()), out.summary)
 
     def test_options_reach_payload_and_qemu(self):
         self.boots.append((mini_console(), mini_status(), 0))
