@@ -37,8 +37,6 @@ from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, ru
 from .parse import tap
 
 SOURCE = REPO / "probe" / "gupnm_probe.c"
-# The table (-t) and what both files share.
-SOURCES = (SOURCE, REPO / "probe" / "table.c", REPO / "probe" / "probe.h")
 METHOD = "probe"
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INFRA, EXIT_SKIP = 0, 1, 2, 3, 4
 # The probe's own budget is under a second; a hung one is killed.
@@ -201,10 +199,9 @@ def verdict_line(res: ProbeResult) -> str:
 
 
 def build(cc: str = "gcc") -> Path:
-    """The static probe, cached by the content of its source."""
-    from .prepare.kernels import _static_build
-    return _static_build("probe", "gupnm_probe", SOURCE, list(SOURCES), [], [], cc,
-                         srcs=SOURCES[1:2])
+    """The static probe, cached by the content of its sources (kernels.build_probe)."""
+    from .prepare import kernels
+    return kernels.build_probe(cc)
 
 
 # --- the running kernel ---------------------------------------------------
@@ -440,14 +437,14 @@ def run_guest(image: Path, outdir: Path, probe_args: list[str], *,
     times, and said so. arm64: qemu-system-aarch64 -M virt, the probe
     cross-built, Debian's arm64 busybox, the status port on ttyS0."""
     from .guest import qemu
+    from .prepare import plan
     work = outdir / "probe-work"
     work.mkdir(parents=True, exist_ok=True)
-    if arch == "arm64":
-        from .prepare import arm64
-        initrd = initramfs(work, build(arm64.selftest_cc()), GUEST_ARGS + probe_args,
-                           busybox=arm64.busybox(), status="/dev/ttyS0")
-    else:
-        initrd = initramfs(work, build(), GUEST_ARGS + probe_args)
+    # What the guest needs, from the prepare step a module run has too.
+    pay = plan.probe(image, arch)
+    initrd = initramfs(work, pay.files[plan.PROBE], GUEST_ARGS + probe_args,
+                       busybox=pay.busybox,
+                       status="/dev/ttyS0" if arch == "arm64" else "/dev/ttyS1")
     notes: list[str] = []
     # mitigations=off: about 1 s less boot under TCG (guest uptime at the
     # probe 4.3 -> 3.2 s on 7.3.4); it changes no GUP path, and the cost

@@ -296,6 +296,17 @@ def build_bench(cc: str = "gcc") -> Path:
                          mkdirs=(selftests / "mm",))
 
 
+PROBE = ("probe/gupnm_probe.c", "probe/table.c", "probe/probe.h")
+
+
+def build_probe(cc: str = "gcc") -> Path:
+    """Static gupnm_probe (probe/: the module-free probe, with its table),
+    cached by the content of its sources."""
+    srcs = [REPO / name for name in PROBE]
+    return _static_build("probe", "gupnm_probe", srcs[0], srcs, [], [], cc,
+                         srcs=tuple(srcs[1:2]))
+
+
 STRESS = "hardening/gupnm_stress.c"
 
 

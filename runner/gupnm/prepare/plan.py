@@ -23,6 +23,7 @@ from . import cache, command, kconfig, kernels, kselftest_build, source
 from .payload import CrossCheck, Payload
 
 TEST = "gup_null_mapping"
+PROBE = "gupnm_probe"           # probe/: the module-free probe (probe.py)
 BENCH = "gup_fast_bench"        # bench/gup_fast_bench.c, run after the test
 STRESS = "gupnm_stress"         # hardening/gupnm_stress.c, when asked
 # gup_test calls per gup_test run, and test rounds between gup_test runs.
@@ -84,6 +85,20 @@ def host(release: str) -> Payload:
     return base(kernels.Prepared(
         "host", release, None, ko, binary, None,
         {"kind": "host", "method": "module", "headers": str(kdir), "module": str(ko)}))
+
+
+def probe(image: Path, arch: str = "amd64") -> Payload:
+    """The probe's guest (probe.py) on @image: the static probe, built
+    for @arch as the test is, and the guest's busybox; no module, no test.
+    The probe's own init runs it (release and source are the probe's to
+    say: its guest reports the kernel)."""
+    cc = _cc_for(arch)
+    pay = Payload("", "", image, arch, {}, f"/bin/{PROBE}",
+                  {PROBE: kernels.build_probe(**cc)}, None, None)
+    if arch == "arm64":
+        from . import arm64
+        pay.busybox = arm64.busybox()
+    return pay
 
 
 def base(prep: kernels.Prepared) -> Payload:
@@ -175,7 +190,11 @@ def crosscheck(prep: kernels.Prepared, asked: Asked) -> CrossCheck | None:
 
 def _cc(prep: kernels.Prepared) -> dict[str, str]:
     """The compiler of a static guest program for @prep's architecture."""
-    if prep.arch == "arm64":
+    return _cc_for(prep.arch)
+
+
+def _cc_for(arch: str) -> dict[str, str]:
+    if arch == "arm64":
         from . import arm64
         return {"cc": arm64.selftest_cc()}
     return {}

@@ -78,6 +78,24 @@ class MakeTest(unittest.TestCase):
         self.assertEqual((pay.arch, pay.busybox), ('arm64', Path('/bb/busybox')))
 
 
+class ProbeTest(unittest.TestCase):
+    """The probe's guest from the same prepare step (probe.run_guest)."""
+
+    def test_amd64_and_arm64(self):
+        from gupnm.prepare import arm64
+        with mock.patch.object(kernels, 'build_probe', return_value=Path('/p/gupnm_probe')) as bp:
+            pay = plan.probe(Path('/k/vmlinux'))
+            bp.assert_called_once_with()
+            self.assertEqual((pay.image, pay.files, pay.module, pay.busybox),
+                             (Path('/k/vmlinux'), {'gupnm_probe': Path('/p/gupnm_probe')},
+                              None, None))
+            with mock.patch.object(arm64, 'selftest_cc', return_value='aarch64-linux-gnu-gcc'), \
+                    mock.patch.object(arm64, 'busybox', return_value=Path('/bb/busybox')):
+                pay = plan.probe(Path('/k/Image'), 'arm64')
+            bp.assert_called_with(cc='aarch64-linux-gnu-gcc')
+            self.assertEqual((pay.arch, pay.busybox), ('arm64', Path('/bb/busybox')))
+
+
 class CrossCheckChoiceTest(unittest.TestCase):
     """Which gup_test command cross-checks which benchmark (issue 12)."""
 
