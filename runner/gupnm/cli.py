@@ -30,13 +30,13 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import command, hostmode, probe, survey, testargs
+from . import hostmode, phases, probe, survey, testargs
 from .ci import lab  # gupnm-run kselftest, gupnm-run lava
 from .guest import qemu, vmrun
 from .host import (BOOT_PACKAGES, REPO, Interrupted, RunnerError, UsageError, ensure_tools,
                    missing_tools, progress)
 from .parse import console, modload, tap
-from .prepare import arm64, cache, kconfig, kernels, kselftest_build, source, vmlinux
+from .prepare import arm64, cache, command, kconfig, kernels, plan, vmlinux
 from .report import figures, results, stats
 
 # Debian 12 (bookworm) hosts build its 6.12 module with their own gcc-12:
@@ -140,10 +140,16 @@ def _count(text: str) -> int:
 def _options(args) -> vmrun.VmOptions:
     return vmrun.VmOptions(accel=args.accel, vcpus=args.vcpus,
                            memory_mb=args.memory, append=args.append,
-                           timeout=args.timeout, test_args=args.test_args,
-                           retries=args.retries,
-                           kmemleak=args.config == "debug",
-                           stress=getattr(args, "stress", None))
+                           timeout=args.timeout, retries=args.retries)
+
+
+def _asked(spec: str, args, arch: str = "amd64") -> plan.Asked:
+    """What the prepare step is asked for (plan.make)."""
+    return plan.Asked(spec, config=args.config, arch=arch,
+                      test_args=args.test_args or "",
+                      stress=getattr(args, "stress", None),
+                      command=getattr(args, "command", None),
+                      selftests=getattr(args, "selftests", None))
 
 
 # Characters of the kernel spec in a default results folder's name: a very
@@ -284,7 +290,21 @@ def run_meta(started: datetime) -> dict:
 def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
             live=None):
     """Prepare @spec and run the test, then the benchmark with
-    args.test_args."""
+    args.test_args. Timed by the clock cmd_run started at the process's
+    start, else by one of this run's own (phases.py)."""
+    own_clock = not phases.running()
+    if own_clock:
+        phases.start()
+    phases.enter(phases.OTHER)
+    try:
+        return _run_one(spec, args, outdir, meta=meta, live=live)
+    except BaseException:
+        if own_clock:           # the next run of compare or survey starts afresh
+            phases.stop()
+        raise
+
+
+def _run_one(spec: str, args, outdir: Path, *, meta: dict | None, live):
     check_input(spec, args)
     arch = getattr(args, "arch", "amd64")
     tools = {"source_build": spec.startswith("source:"),
@@ -295,9 +315,11 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
         # tools install (it needs only apt and dpkg-deb), and QEMU installs
         # while the run builds.
         fetching = kernels.start_fetch(spec, arch)
-        boot_tools = ensure_tools(**tools, later=BOOT_PACKAGES)
+        with phases.phase("tools"):
+            boot_tools = ensure_tools(**tools, later=BOOT_PACKAGES)
         if fetching:
-            fetching.join()
+            with phases.phase("kernel_fetch"):
+                fetching.join()
     try:
         return _prepare_and_run(spec, args, outdir, arch, meta, live, boot_tools)
     except RunnerError:
@@ -309,88 +331,17 @@ def run_one(spec: str, args, outdir: Path, *, meta: dict | None = None,
 def _prepare_and_run(spec: str, args, outdir: Path, arch: str, meta, live,
                      boot_tools) -> object:
     """run_one() once the tools are there, but for @boot_tools (QEMU),
-    which must be installed before the boot."""
+    which must be installed before the boot: one prepare step (plan.make:
+    everything the boot needs, built), then the boot (vmrun.run)."""
     t0 = time.monotonic()
-    cmd = command.parse(args.command) if getattr(args, "command", None) else None
-    variant = args.config
-    if cmd and spec.startswith("source:") and variant == "default":
-        progress("--command: the source kernel is built with the selftests "
-                 "config (configs/selftests.config)")
-        variant = "selftests"
-    prep = kernels.prepare(spec, variant=variant,
-                           **({"arch": arch} if arch != "amd64" else {}))
-    opts = _options(args)
-    if cmd:
-        needs = command.needs(cmd)
-        command.check_kernel(needs, prep.config, prep.release, spec)
-        server = command.gup_test_server(
-            prep.config, prep.module, prep.release, spec,
-            cmd.program, required=needs.gup_test)
-        if server:
-            progress(f"/sys/kernel/debug/gup_test: {server.kind}: {server.why}")
-            opts.gup_test, opts.gup_test_module = server.as_dict(), server.module
-        opts.gup_test_required = needs.gup_test
-        opts.program = (cmd.guest, command.binary(_selftests_mm(prep, args), cmd))
-        opts.append = " ".join([opts.append, *needs.append]).strip()
-    elif arch == "amd64" and getattr(args, "config", "default") == "selftests" \
-            and _has(prep, "CONFIG_GUP_TEST"):
-        # Every kernel has gup_test now (built in, or the runner's module):
-        # the cross-check, which builds the tree's selftests/mm, stays with
-        # the benchmark runs that ask for it (--config selftests).
-        opts.xcheck = _crosscheck(prep, args)
+    pay = plan.make(_asked(spec, args, arch))
     prepare_s = time.monotonic() - t0
     if boot_tools:
-        boot_tools.wait()
-    return vmrun.run(prep, opts, outdir,
+        with phases.phase("tools"):
+            boot_tools.wait()
+    return vmrun.run(pay, _options(args), outdir,
                      durations={"prepare": prepare_s},
                      meta=meta or run_meta(datetime.now(timezone.utc)), live=live)
-
-
-def _has(prep: kernels.Prepared, option: str) -> bool:
-    if not prep.config or not prep.config.exists():
-        return False
-    return kconfig.parse(prep.config.read_text()).get(option) in ("y", "m")
-
-
-def _selftests_mm(prep: kernels.Prepared, args) -> Path:
-    """selftests/mm of the kernel's own tree (a source kernel) or of
-    --selftests, built by the tree's Makefile (cached by what it is made of)."""
-    tree = prep.tree or source.resolve_base(args.selftests).path
-    built = kselftest_build.build(tree, commit=prep.tree_commit)
-    return built.tree / kselftest_build.SELFTESTS / "mm"
-
-
-def _crosscheck(prep: kernels.Prepared, args) -> vmrun.CrossCheck | None:
-    """gup_test over anonymous memory of the benchmark's size and pages per
-    call (issue 12), on kernels built with CONFIG_GUP_TEST."""
-    opts = testargs.bench_params(args.test_args or "")
-    if opts["no_bench"]:
-        return None
-    if opts["longterm"]:
-        # gup_test's PIN_LONGTERM_BENCHMARK calls pin_user_pages(), the slow
-        # path, and it has no pin_user_pages_fast(FOLL_LONGTERM) benchmark.
-        progress("no gup_test cross-check with -L: gup_test times long-term "
-                 "pins only through pin_user_pages(), not pin_user_pages_fast()")
-        return None
-    size = opts["pages"] * 4096
-    if size % (1 << 20):
-        progress(f"no gup_test cross-check: {opts['pages']} pages of 4 KiB are "
-                 "not a whole number of MiB (gup_test -m takes MiB)")
-        return None
-    # On the CPU of the benchmark's first thread, in turn with the test's
-    # 1-thread benchmark (vmrun.crosscheck).
-    cmd = (f"taskset -c 0 ./gup_test -a -T -m {size >> 20} "
-           f"-n {opts['pages_per_call']} -r {XCHECK_REPEATS}")
-    # The benchmark program (vmrun.BENCH), at one thread.
-    test = (f"./{vmrun.BENCH} -p {opts['pages']} -c {opts['pages_per_call']} "
-            f"-r {opts['reps']} -i {opts['iters']} 1")
-    return vmrun.CrossCheck(cmd, _selftests_mm(prep, args) / "gup_test",
-                            opts["pages"], test, XCHECK_ROUNDS)
-
-
-# gup_test calls per gup_test run, and test rounds between gup_test runs.
-XCHECK_REPEATS = 100
-XCHECK_ROUNDS = 5
 
 
 def _crosscheck_lines(s: dict) -> str:
@@ -460,14 +411,33 @@ def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None,
         say(f"PROBLEM: {problem}")
     for note in s.get("notes", []):
         say(f"note:    {note}")
-    say("time:    " + ", ".join(f"{k} {v:.1f}s" for k, v in s["durations"].items())
-        + " (host, wall clock)")
+    say(time_line(s))
     up = s.get("guest_uptime") or {}
     if up:
         say("guest:   " + ", ".join(f"{k} at {v:.1f}s" for k, v in up.items())
             + " (guest uptime)")
     say(f"results: {out.outdir}")
     say(f"exit:    {out.exit_code}")
+
+
+def time_line(s: dict) -> str:
+    """The report's time line: every phase of the run, and their sum."""
+    d = dict(s.get("durations") or {})
+    total = d.pop(phases.TOTAL, None)
+    since = {"process": "since the runner started",
+             "run": "since this run started"}.get(s.get("durations_from"))
+    return ("time:    " + ", ".join(f"{k} {v:.1f}s" for k, v in d.items())
+            + (f" = total {total:.1f}s" if total is not None else "")
+            + f" (host wall clock{', ' + since if since else ''})")
+
+
+def _add_phase(summary: dict, name: str, seconds: float) -> None:
+    """A phase after the reports were first written (the probe) into
+    @summary's durations, its total grown by it."""
+    d = summary.setdefault("durations", {})
+    d[name] = round(d.get(name, 0.0) + seconds, 3)
+    if phases.TOTAL in d:
+        d[phases.TOTAL] = round(d.pop(phases.TOTAL) + seconds, 3)
 
 
 def bench_report(s: dict) -> str:
@@ -522,6 +492,7 @@ def bench_report(s: dict) -> str:
 
 def _run_host(args) -> int:
     """--kernel host: the module on this machine (hostmode), else the probe."""
+    phases.start(phases.process_start(), first="startup")
     outdir = _results_dir(args, "host")
     out = hostmode.run(args, outdir, run_meta(datetime.now(timezone.utc)))
     if out is None:
@@ -539,6 +510,8 @@ def cmd_run(args) -> int:
         return _run_host(args)
     if spec == "host" or getattr(args, "method", "module") == "probe":
         return probe.cmd_run(args, _results_dir(args, spec))
+    # Timed from the process's start: every phase until the reports.
+    phases.start(phases.process_start(), first="startup")
     check_input(spec, args)                  # bad input: exit 2, nothing made
     cache.sweep_stale()                      # what killed runs left behind
     started = datetime.now(timezone.utc)
@@ -549,7 +522,6 @@ def cmd_run(args) -> int:
         def live(line: str) -> None:
             print(line, flush=True)
     meta = run_meta(started)
-    t0 = time.monotonic()
     try:
         out = run_one(spec, args, outdir, meta=meta, live=live)
     except (Exception, KeyboardInterrupt) as err:
@@ -557,8 +529,8 @@ def cmd_run(args) -> int:
         summary = results.stub_summary(
             spec=spec, exit_code=code, outcome=vmrun.outcome_of(code),
             problems=[problem], vcpus=args.vcpus, memory_mb=args.memory,
-            durations={"total": time.monotonic() - t0})
-        summary.update(meta)
+            durations=phases.stop())
+        summary.update(meta, durations_from=phases.measured_from())
         unwritten = vmrun.save_reports(outdir, summary)
         out = vmrun.RunOutcome(summary, code, outdir, "")
         report(out, show_tap=False, file=sys.stderr, show_problems=False)
@@ -569,9 +541,13 @@ def cmd_run(args) -> int:
         args.printed_json = True
         return code
     report(out, show_tap=live is None, file=human)
+    t_probe = time.monotonic()
     judged = probe.judge_unasked(out.summary, args, outdir)
     if judged is not None:
-        print(f"verdict: {out.summary['verdict']}\nexit:    {judged}", file=human)
+        _add_phase(out.summary, "probe", time.monotonic() - t_probe)
+        vmrun.save_reports(outdir, out.summary)
+        print(f"verdict: {out.summary['verdict']}\n{time_line(out.summary)}\n"
+              f"exit:    {judged}", file=human)
     if args.json:
         print(json.dumps(out.summary, indent=2, sort_keys=True))
     args.printed_json = True

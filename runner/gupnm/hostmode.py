@@ -24,11 +24,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import probe
+from . import phases, probe
 from .guest import vmrun
-from .host import REPO, RunnerError, progress
+from .host import RunnerError, progress
 from .parse import tap as tapmod
-from .prepare import kernels
+from .prepare import plan
 from .report import results
 
 DEBUGFS = Path("/sys/kernel/debug")
@@ -92,15 +92,8 @@ def _facts() -> dict:
             "cmdline": Path("/proc/cmdline").read_text().strip()}
 
 
-def _build(release: str) -> tuple[Path, Path, Path]:
-    kdir = (Path("/lib/modules") / release / "build").resolve()
-    ko = kernels.build_module(kdir, release)
-    binary = kernels.build_selftest(REPO / kernels.SELFTEST)
-    return kdir, ko, binary
-
-
 def _test(ko: Path, binary: Path, test_args: list[str], problems: list[str]):
-    with debugfs(problems), module(ko, problems):
+    with phases.phase("test"), debugfs(problems), module(ko, problems):
         try:
             return subprocess.run([str(binary), *test_args], capture_output=True,
                                   text=True, timeout=TEST_TIMEOUT)
@@ -126,9 +119,10 @@ def run(args, outdir: Path, meta: dict) -> vmrun.RunOutcome | None:
     t0 = time.monotonic()
     problems: list[str] = []
     try:
-        kdir, ko, binary = _build(release)
+        pay = plan.host(release)        # the same prepare step a boot has
         t1 = time.monotonic()
-        proc = _test(ko, binary, args.test_args.split() if args.test_args else [], problems)
+        proc = _test(pay.module, pay.files[plan.TEST],
+                     args.test_args.split() if args.test_args else [], problems)
     except (RunnerError, subprocess.CalledProcessError) as err:
         text = str(err).strip() or repr(err)
         args.host_fallback = f"the module could not be used: {text.splitlines()[0]}"
@@ -138,8 +132,7 @@ def run(args, outdir: Path, meta: dict) -> vmrun.RunOutcome | None:
     parsed = tapmod.parse_tap(proc.stdout.splitlines())
     summary = results.build_summary(
         kernel_release=release, accel=None, tap=parsed, splats=[],
-        kernel_source={"kind": "host", "method": "module", "method_reason": why,
-                       "headers": str(kdir), "module": str(ko)},
+        kernel_source={**pay.source, "method_reason": why},
         exit_status=proc.returncode, **_facts(),
         durations={"prepare": t1 - t0, "test": time.monotonic() - t1})
     code = results.exit_code(summary["outcome"], problems=problems,
@@ -147,6 +140,8 @@ def run(args, outdir: Path, meta: dict) -> vmrun.RunOutcome | None:
     summary.update(meta)
     summary.update(spec="host", exit_code=code, problems=problems,
                    notes=summary.get("notes", []) + [why])
+    if phases.running():                # every phase from the process's start
+        summary.update(durations=phases.stop(), durations_from=phases.measured_from())
     unwritten = vmrun.save_reports(outdir, summary)
     if unwritten:
         problems.append(unwritten)

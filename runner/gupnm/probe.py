@@ -35,12 +35,12 @@ from pathlib import Path
 
 from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
 from .parse import tap
+from .prepare.kernels import PROBE_LAYERS
 
-# The probe's C files, lowest first: each uses only those before it
-# (probe/Makefile's SRCS; runner/tests/test_probe_layers.py checks the order
-# with nm): KTAP output, a mapping under test and what /proc says of its
-# pages, the GUP-fast table (-t), main() and the producers.
-LAYERS = ("ktap.c", "mapping.c", "table.c", "gupnm_probe.c")
+# The probe's C files, lowest first (prepare/kernels.PROBE_LAYERS: each
+# uses only those before it; runner/tests/test_probe_layers.py checks the
+# order with nm against probe/Makefile's SRCS).
+LAYERS = PROBE_LAYERS
 SOURCE = REPO / "probe" / LAYERS[-1]
 SOURCES = (*(REPO / "probe" / f for f in LAYERS), REPO / "probe" / "probe.h")
 METHOD = "probe"
@@ -205,10 +205,9 @@ def verdict_line(res: ProbeResult) -> str:
 
 
 def build(cc: str = "gcc") -> Path:
-    """The static probe, cached by the content of its source."""
-    from .prepare.kernels import _static_build
-    return _static_build("probe", "gupnm_probe", SOURCE, list(SOURCES), [], [], cc,
-                         srcs=tuple(p for p in SOURCES if p.suffix == ".c" and p != SOURCE))
+    """The static probe, cached by the content of its sources (kernels.build_probe)."""
+    from .prepare import kernels
+    return kernels.build_probe(cc)
 
 
 # --- the running kernel ---------------------------------------------------
@@ -444,14 +443,14 @@ def run_guest(image: Path, outdir: Path, probe_args: list[str], *,
     times, and said so. arm64: qemu-system-aarch64 -M virt, the probe
     cross-built, Debian's arm64 busybox, the status port on ttyS0."""
     from .guest import qemu
+    from .prepare import plan
     work = outdir / "probe-work"
     work.mkdir(parents=True, exist_ok=True)
-    if arch == "arm64":
-        from .prepare import arm64
-        initrd = initramfs(work, build(arm64.selftest_cc()), GUEST_ARGS + probe_args,
-                           busybox=arm64.busybox(), status="/dev/ttyS0")
-    else:
-        initrd = initramfs(work, build(), GUEST_ARGS + probe_args)
+    # What the guest needs, from the prepare step a module run has too.
+    pay = plan.probe(image, arch)
+    initrd = initramfs(work, pay.files[plan.PROBE], GUEST_ARGS + probe_args,
+                       busybox=pay.busybox,
+                       status="/dev/ttyS0" if arch == "arm64" else "/dev/ttyS1")
     notes: list[str] = []
     # mitigations=off: about 1 s less boot under TCG (guest uptime at the
     # probe 4.3 -> 3.2 s on 7.3.4); it changes no GUP path, and the cost

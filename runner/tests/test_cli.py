@@ -308,8 +308,9 @@ class RunCommandTest(unittest.TestCase):
         spec, args, outdir = ro.call_args.args
         self.assertEqual((spec, outdir), ('debian:6.12', Path(tmp)))
         self.assertEqual(cli._options(args), vmrun.VmOptions(
-            accel='auto', vcpus=4, memory_mb=2048, append='', timeout=300, test_args='-p 512',
-            retries=2, kmemleak=False))
+            accel='auto', vcpus=4, memory_mb=2048, append='', timeout=300, retries=2))
+        self.assertEqual((cli._asked(spec, args).test_args, cli._asked(spec, args).config),
+                         ('-p 512', 'default'))
         self.assertTrue(out.startswith('TAP version 13\n'))
         self.assertIn('\nkernel:  6.12.117+deb12-amd64 (debian:6.12)\n', out)
         self.assertIn('\nvm:      tcg (the CPU shows no vmx/svm flag (no nested virtualization)), '
@@ -328,7 +329,7 @@ class RunCommandTest(unittest.TestCase):
             call(['run'])
             spec, args, outdir = ro.call_args_list[0].args
             self.assertEqual(spec, 'source:debian-6.12')
-            self.assertTrue(cli._options(args).kmemleak)
+            self.assertEqual(cli._asked(spec, args).config, 'debug')
             spec, args, second = ro.call_args_list[1].args
             self.assertEqual(spec, cli.DEFAULT_KERNEL)
             self.assertEqual(outdir.parent, Path(tmp) / 'results')
@@ -392,6 +393,34 @@ class RunCommandTest(unittest.TestCase):
         self.assertTrue(err.startswith('gupnm: error: kernel build failed\n'))
         self.assertEqual((s['exit_code'], s['outcome'], s['problems']),
                          (3, 'error', ['kernel build failed']))
+
+    def test_a_failed_run_is_timed_from_the_process_start(self):
+        """Issue 46 item 7: the summary of a run that failed before the
+        guest still says where its time went, phases adding up to it."""
+        rc, _, err, s = self.run_failing(RunnerError('kernel build failed'))
+        d = s['durations']
+        self.assertEqual((s['durations_from'], list(d)[-1]), ('process', 'total'))
+        self.assertIn('startup', d)
+        self.assertAlmostEqual(sum(v for k, v in d.items() if k != 'total'), d['total'],
+                               places=6)
+        self.assertIn('time:    startup ', err)
+        self.assertIn(f"= total {d['total']:.1f}s (host wall clock, since the runner "
+                      "started)", err)
+
+    def test_time_line_names_every_phase_and_the_sum(self):
+        s = {'durations': {'startup': 0.21, 'apt_lists': 1.04, 'module_build': 3.3,
+                           'boot_and_test': 4.0, 'other': 0.05, 'total': 8.6},
+             'durations_from': 'process'}
+        self.assertEqual(cli.time_line(s), 'time:    startup 0.2s, apt_lists 1.0s, '
+                         'module_build 3.3s, boot_and_test 4.0s, other 0.1s = total 8.6s '
+                         '(host wall clock, since the runner started)')
+        # A summary of before the clock: its steps as they were.
+        self.assertEqual(cli.time_line({'durations': {'prepare': 3.4, 'total': 7.4}}),
+                         'time:    prepare 3.4s = total 7.4s (host wall clock)')
+        # The probe after the module's skip: a phase of its own, in the total.
+        cli._add_phase(s, 'probe', 10.0)
+        self.assertEqual(list(s['durations'])[-2:], ['probe', 'total'])
+        self.assertEqual(s['durations']['total'], 18.6)
 
     def test_internal_error_is_3_never_1(self):
         rc, _, err, s = self.run_failing(ValueError('unexpected'))
@@ -462,8 +491,8 @@ class RunCommandTest(unittest.TestCase):
                                       side_effect=lambda s, a: order.append('fetch') or thread), \
                     mock.patch.object(cli, 'ensure_tools', side_effect=tools), \
                     mock.patch.object(cli, 'run_meta', return_value={}), \
-                    mock.patch.object(cli.kernels, 'prepare', side_effect=lambda *a, **kw:
-                                      order.append('prepare') or mock.Mock(config=None)), \
+                    mock.patch.object(cli.plan, 'make', side_effect=lambda *a, **kw:
+                                      order.append('prepare') or mock.Mock()), \
                     mock.patch.object(cli.vmrun, 'run',
                                       side_effect=lambda *a, **kw: order.append('boot')):
                 cli.run_one('debian:bookworm-security', args, Path('/o'))
@@ -478,7 +507,7 @@ class RunCommandTest(unittest.TestCase):
         with mock.patch.object(cli, 'missing_tools', return_value=['qemu-system-x86']), \
                 mock.patch.object(cli.kernels, 'start_fetch', return_value=None), \
                 mock.patch.object(cli, 'ensure_tools', return_value=later), \
-                mock.patch.object(cli.kernels, 'prepare',
+                mock.patch.object(cli.plan, 'make',
                                   side_effect=RunnerError('the module build failed')):
             with self.assertRaises(RunnerError):
                 cli.run_one('debian:bookworm-security', args, Path('/o'))
@@ -535,52 +564,30 @@ class RunCommandTest(unittest.TestCase):
         self.assertEqual(json.loads(out), real_outcome().summary)
         self.assertIn('verdict: ', err)
 
-    def test_run_one_prepares_and_runs(self):
-        prep = mock.Mock(run_vmtests=Path('/t/run_vmtests.sh'), config=None, tree=None)
+    def test_run_one_prepares_once_and_runs(self):
+        """One prepare step (plan.make) asked for everything, its Payload
+        handed to vmrun.run() as it came."""
         args = argparse.Namespace(
             config='default', accel='tcg', vcpus=2, memory=1024, append='', timeout=300,
-            test_args='', retries=2)
+            test_args='-B', retries=2, stress='-p 8')
+        pay = mock.Mock()
         with mock.patch.object(cli, 'ensure_tools') as et, \
                 mock.patch.object(cli, 'missing_tools', return_value=['bc']) as mt, \
                 mock.patch.object(cli, 'run_meta', return_value={}), \
-                mock.patch.object(cli.kernels, 'prepare', return_value=prep) as kp, \
+                mock.patch.object(cli.plan, 'make', return_value=pay) as pm, \
                 mock.patch.object(cli.vmrun, 'run', return_value='outcome') as vr:
             self.assertEqual(cli.run_one('source:debian-6.12:nofix', args, Path('/o')),
                              'outcome')
         mt.assert_called_once_with(source_build=True)
         et.assert_called_once_with(source_build=True, later=cli.BOOT_PACKAGES)
-        kp.assert_called_once_with('source:debian-6.12:nofix', variant='default')
-        # The prepared kernel is left as it was: vmrun decides how to run.
-        self.assertEqual(prep.run_vmtests, Path('/t/run_vmtests.sh'))
+        pm.assert_called_once_with(cli.plan.Asked(
+            'source:debian-6.12:nofix', config='default', arch='amd64', test_args='-B',
+            stress='-p 8', command=None, selftests=None))
+        self.assertIs(vr.call_args.args[0], pay)
+        self.assertEqual(vr.call_args.args[1], cli.vmrun.VmOptions(
+            accel='tcg', vcpus=2, memory_mb=1024, append='', timeout=300, retries=2))
         self.assertEqual(vr.call_args.args[2], Path('/o'))
         self.assertIn('prepare', vr.call_args.kwargs['durations'])
-
-
-class CrossCheckChoiceTest(unittest.TestCase):
-    """Which gup_test command cross-checks which benchmark (issue 12)."""
-
-    def xc(self, test_args):
-        args = argparse.Namespace(test_args=test_args, selftests='debian-6.12')
-        with mock.patch.object(cli, '_selftests_mm', return_value=Path('/mm')), \
-                mock.patch.object(cli, 'progress'):
-            return cli._crosscheck(mock.Mock(), args)
-
-    def test_same_size_and_pages_per_call(self):
-        xc = self.xc('-c 32 1 2')
-        self.assertEqual((xc.command, xc.binary, xc.pages),
-                         ('taskset -c 0 ./gup_test -a -T -m 2 -n 32 -r 100', Path('/mm/gup_test'), 512))
-        self.assertEqual(self.xc('-p 1024').command, 'taskset -c 0 ./gup_test -a -T -m 4 -n 1024 -r 100')
-
-    def test_rounds_of_the_test_at_one_thread_with_its_sampling(self):
-        xc = self.xc('-r 100 -i 1 1 2 4 8')
-        self.assertEqual((xc.test_command, xc.rounds),
-                         ('./gup_fast_bench -p 512 -c 512 -r 100 -i 1 1', cli.XCHECK_ROUNDS))
-        self.assertEqual(self.xc('').test_command, './gup_fast_bench -p 512 -c 512 -r 3 -i 10 1')
-
-    def test_none_when_nothing_comparable(self):
-        self.assertIsNone(self.xc('-B'))
-        self.assertIsNone(self.xc('-L 1 2'))     # gup_test -L is the slow path
-        self.assertIsNone(self.xc('-p 100'))     # not a whole MiB
 
 
 class CompareCommandTest(unittest.TestCase):
@@ -795,23 +802,26 @@ class CommandServerTest(unittest.TestCase):
              '--command', 'gup_test -HL -m 512 -n 512 -r 5'])
         with mock.patch.object(cli, 'missing_tools', return_value=[]), \
                 mock.patch.object(cli.kernels, 'prepare', return_value=prep) as prepared, \
-                mock.patch.object(cli, '_selftests_mm', return_value=self.tmp), \
+                mock.patch.object(cli.plan, 'selftests_mm', return_value=self.tmp), \
                 mock.patch.object(cli.command, 'binary', return_value=self.tmp / 'gup_test'), \
                 mock.patch.object(cli.vmrun, 'run', return_value='ran') as ran:
             self.assertEqual(cli.run_one(spec, args, self.tmp / 'out'), 'ran')
         self.assertEqual(prepared.call_args.kwargs['variant'], 'selftests')
-        return ran.call_args.args[1], ko
+        return ran.call_args.args[0], ko
 
     def test_the_runners_module_when_the_selftests_config_leaves_it_off(self):
-        opts, ko = self.run_one('# CONFIG_GUP_TEST is not set\n')
-        self.assertEqual((opts.gup_test['kind'], opts.gup_test_module),
+        pay, ko = self.run_one('# CONFIG_GUP_TEST is not set\n')
+        self.assertEqual((pay.gup_test['kind'], pay.module),
                          ("the runner's module (out of tree)", ko))
-        self.assertTrue(opts.gup_test_required)
-        self.assertIn('hugepages=256', opts.append)
+        self.assertTrue(pay.gup_test_required)
+        self.assertIn('hugepages=256', pay.append)
+        self.assertEqual((pay.command, pay.files, pay.program, pay.bench_command),
+                         ('./gup_test -HL -m 512 -n 512 -r 5',
+                          {'gup_test': self.tmp / 'gup_test'}, True, None))
 
     def test_built_in_loads_nothing(self):
-        opts, _ = self.run_one('CONFIG_GUP_TEST=y\n')
-        self.assertEqual((opts.gup_test['kind'], opts.gup_test_module), ('built in', None))
+        pay, _ = self.run_one('CONFIG_GUP_TEST=y\n')
+        self.assertEqual((pay.gup_test['kind'], pay.module), ('built in', None))
 
     def test_neither_is_exit_2_before_a_boot(self):
         with self.assertRaisesRegex(UsageError, "not the kernel's own gup_test.*"

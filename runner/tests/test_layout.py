@@ -2,6 +2,8 @@
 
 - no import cycle (a -> b -> a, directly or through others, at module level
   or inside a function), and no import against the layers (LAYERS);
+- guest/ takes from prepare/ the Payload alone (GUEST_TAKES): what a boot
+  needs is decided and built in prepare/, never from guest/;
 - the packages and their modules are those of the Layout table of
   docs/architecture.md, and runner/tests mirrors the packages;
 - no function grows past MAX_LINES lines: the ones longer today are listed
@@ -22,18 +24,21 @@ ARCHITECTURE = TESTS.parents[1] / 'docs' / 'architecture.md'
 # ones (host.py is shared by all; the front door's modules sit above what
 # they drive; make check's modules drive everything).
 LAYERS = [
-    ['gupnm', 'gupnm.host'],
+    ['gupnm', 'gupnm.host', 'gupnm.phases', 'gupnm.testargs'],
     ['gupnm.prepare'],
     ['gupnm.parse'],
     ['gupnm.report'],
     ['gupnm.guest'],
     ['gupnm.ci'],
-    ['gupnm.cli', 'gupnm.command', 'gupnm.hostmode', 'gupnm.probe', 'gupnm.survey',
-     'gupnm.testargs'],
+    ['gupnm.cli', 'gupnm.hostmode', 'gupnm.probe', 'gupnm.survey'],
     ['gupnm.check'],
 ]
 
 MAX_LINES = 60
+
+# What guest/ may import from prepare/: module -> names. One prepare step
+# (prepare/plan.py) hands guest/ one value; guest/ calls nothing there.
+GUEST_TAKES = {'gupnm.prepare.payload': {'Payload'}}
 
 
 def modules(root: Path = PACKAGE) -> dict[str, Path]:
@@ -110,6 +115,34 @@ def unresolved(name: str | None, path: Path, known: set[str]) -> list[str]:
             continue
         out += [f'{path}:{node.lineno}: {m}' for m in wanted if m not in known]
     return out
+
+
+def guest_takes(root: Path = PACKAGE) -> list[str]:
+    """Imports of prepare/ in the modules of guest/ under @root beyond
+    GUEST_TAKES, each as 'file:line: module.name'."""
+    mods = modules(root)
+    out = []
+    for name, path in sorted(mods.items()):
+        if not (name == 'gupnm.guest' or name.startswith('gupnm.guest.')):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                taken = [(a.name, '') for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ''
+                if node.level:
+                    pkg = _base(name, path, node.level)
+                    base = f'{pkg}.{base}' if base else pkg
+                taken = [(base, a.name) for a in node.names]
+            else:
+                continue
+            for module, what in taken:
+                if not (module == 'gupnm.prepare' or module.startswith('gupnm.prepare.')):
+                    continue
+                if what not in GUEST_TAKES.get(module, set()):
+                    out.append((str(path.relative_to(root.parent)), node.lineno,
+                                f'{module}{"." + what if what else ""}'))
+    return [f'{f}:{line}: {m}' for f, line, m in sorted(out)]
 
 
 def graph(root: Path = PACKAGE) -> dict[str, set[str]]:
@@ -244,6 +277,34 @@ class LayersTest(unittest.TestCase):
         self.assertEqual(layer_of('gupnm.host'), 0)
         self.assertEqual(layer_of('gupnm.check.tally'), len(LAYERS) - 1)
         self.assertLess(layer_of('gupnm.parse.tap'), layer_of('gupnm.guest.vmrun'))
+
+
+class GuestTakesThePayloadTest(unittest.TestCase):
+    """guest/ imports nothing from prepare/ but the Payload's type."""
+
+    def test_guest_takes_the_payload_alone(self):
+        self.assertEqual(guest_takes(), [], 'guest/ imports from prepare/ beyond '
+                         f'{GUEST_TAKES}: decide and build what the boot needs in '
+                         'prepare/plan.py and hand it over in the Payload')
+
+    def test_the_check_sees_an_import_added_back(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            guest = Path(tmp) / 'gupnm' / 'guest'
+            guest.mkdir(parents=True)
+            for pkg in (guest.parent, guest):
+                (pkg / '__init__.py').write_text('')
+            (guest / 'vmrun.py').write_text(
+                'from ..prepare.payload import Payload\n'
+                'from ..prepare import kernels\n'
+                'from ..prepare.payload import CrossCheck\n'
+                'def f():\n    from ..prepare import arm64\n'
+                'import gupnm.prepare.cache\n')
+            self.assertEqual(guest_takes(Path(tmp) / 'gupnm'), [
+                'gupnm/guest/vmrun.py:2: gupnm.prepare.kernels',
+                'gupnm/guest/vmrun.py:3: gupnm.prepare.payload.CrossCheck',
+                'gupnm/guest/vmrun.py:5: gupnm.prepare.arm64',
+                'gupnm/guest/vmrun.py:6: gupnm.prepare.cache'])
 
 
 class LayoutTest(unittest.TestCase):

@@ -1,4 +1,8 @@
-"""Run gup_null_mapping on one prepared kernel in a VM and collect the results.
+"""Boot one prepared Payload in a VM and collect the results.
+
+prepare/ (plan.make) hands over the Payload, everything built; this
+module assembles the initramfs from it, boots, reads what the guest said
+and writes the reports. It takes nothing else from prepare/.
 
 Results land in one directory per run: console.log (everything the guest
 printed), status.log (the guest's protocol), tap.txt (the test's output),
@@ -18,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .. import phases
 from ..host import RunnerError, private_tmp, progress
 from ..parse import console, modload, tap
 from ..parse.status import GuestStatus, parse_status
-from ..prepare import cache, kernels
-from ..prepare.kernels import Prepared
+from ..prepare.payload import Payload
 from ..report import figures, junit, ktap, results
 from . import initramfs, qemu
 
@@ -36,39 +40,13 @@ BENCH = "gup_fast_bench"          # bench/gup_fast_bench.c, run after the test
 
 @dataclass
 class VmOptions:
+    """How the VM runs (what the guest runs is the Payload's)."""
     accel: str = "auto"
     vcpus: int = 2
     memory_mb: int = 1024
     append: str = ""
     timeout: float = 300.0
-    test_args: str = ""
     retries: int = 2
-    kmemleak: bool = False
-    # Arguments of the stress program (hardening/), run after the test;
-    # None: not run.
-    stress: str | None = None
-    # --command: (guest command line, host binary) of a selftests/mm
-    # program run instead of the test; None: the test.
-    program: tuple[str, Path] | None = None
-    # Who serves /sys/kernel/debug/gup_test for the program
-    # (command.gup_test_server, as_dict()): the module the guest loads, or
-    # none (built in, or nothing serves it); whether the program needs it.
-    gup_test: dict | None = None
-    gup_test_module: Path | None = None
-    gup_test_required: bool = False
-    # The gup_test cross-check run after the test.
-    xcheck: "CrossCheck | None" = None
-
-
-@dataclass
-class CrossCheck:
-    """gup_test's PIN_FAST_BENCHMARK over anonymous memory against the
-    test's own anon control, run in turn in the guest."""
-    command: str                # e.g. "taskset -c 0 ./gup_test -a -T -m 2 -n 512 -r 100"
-    binary: Path
-    pages: int                  # pages one repeat pins
-    test_command: str           # the benchmark (BENCH) at 1 thread, between them
-    rounds: int                 # test runs; gup_test runs one more time
 
 
 @dataclass
@@ -102,14 +80,14 @@ def unnest_run_vmtests(text: str, test: str = "gup_null_mapping") -> str:
     return "\n".join(out) + "\n" if out else ""
 
 
-def choose_accel(opts: VmOptions, prep: Prepared, work: Path) -> tuple[str, str]:
-    if prep.arch == "arm64" and opts.accel in ("auto", "tcg"):
+def choose_accel(opts: VmOptions, pay: Payload, work: Path) -> tuple[str, str]:
+    if pay.arch == "arm64" and opts.accel in ("auto", "tcg"):
         return "tcg", "arm64 guest on an amd64 host: TCG"
     if opts.accel in ("kvm", "tcg"):
         return opts.accel, "requested"
     if opts.accel != "auto":
         raise RunnerError(f"--accel {opts.accel}: use auto, kvm or tcg")
-    return qemu.probe_accel(prep.image, initramfs.build_probe(work))
+    return qemu.probe_accel(pay.image, initramfs.build_probe(work))
 
 
 class ConsoleFollower:
@@ -156,12 +134,15 @@ def _booted_release(con: str, dmesg: str) -> str | None:
     return m.group(1) if m else None
 
 
-def run(prep: Prepared, opts: VmOptions, outdir: Path,
+def run(pay: Payload, opts: VmOptions, outdir: Path,
         durations: dict[str, float] | None = None, *,
         meta: dict | None = None,
         live: Callable[[str], None] | None = None) -> RunOutcome:
-    """Boot @prep and run the test; writes summary.json, junit.xml, ktap.txt.
+    """Boot @pay and run its program; writes summary.json, junit.xml, ktap.txt.
 
+    The run's phases are timed by the running clock (phases.py), which the
+    summary's durations take and end; without one, @durations (steps
+    before this) and this run's initramfs and boot_and_test, summed.
     @meta: run facts (start time, versions, host) merged into the summary.
     @live: called with each test line as the guest prints it.
     SIGINT/SIGTERM (KeyboardInterrupt) while the guest runs stops QEMU and
@@ -170,7 +151,7 @@ def run(prep: Prepared, opts: VmOptions, outdir: Path,
     outdir.mkdir(parents=True, exist_ok=True)
     work = _work_dir(outdir)
     try:
-        return _run(prep, opts, outdir, work, durations, meta=meta, live=live)
+        return _run(pay, opts, outdir, work, durations, meta=meta, live=live)
     finally:
         if work.parent != outdir:
             shutil.rmtree(work, ignore_errors=True)
@@ -186,55 +167,60 @@ def _work_dir(outdir: Path) -> Path:
     return private_tmp("run")
 
 
-def _run(prep: Prepared, opts: VmOptions, outdir: Path, work: Path,
+def _run(pay: Payload, opts: VmOptions, outdir: Path, work: Path,
          durations: dict[str, float] | None, *, meta: dict | None,
          live: Callable[[str], None] | None) -> RunOutcome:
-    """The run in its steps: the guest's payload, boot, what the guest said,
+    """The run in its steps: the initramfs, boot, what the guest said,
     what went wrong, the exit code, the reports."""
     durations = dict(durations or {})
     t0 = time.monotonic()
-    guest = _payload(prep, opts)
-    # Per run, not per kernel: two runs of one kernel must not share it.
-    cpio = initramfs.build(guest.payload, work)
+    with phases.phase("initramfs"):
+        guest = _guest(pay)
+        # Per run, not per kernel: two runs of one kernel must not share it.
+        cpio = initramfs.build(guest.payload, work)
+        accel, accel_reason = choose_accel(opts, pay, work)
     durations["initramfs"] = time.monotonic() - t0
 
-    accel, accel_reason = choose_accel(opts, prep, work)
-    append = " ".join(x for x in (qemu.base_append(prep.arch), opts.append) if x)
+    append = " ".join(x for x in (qemu.base_append(pay.arch), opts.append, pay.append)
+                      if x)
     unwritten: list[str] = []           # files the results folder did not take
-    boot = _boot(prep, opts, outdir, cpio, accel, append, live, unwritten)
+    with phases.phase("boot_and_test"):
+        boot = _boot(pay, opts, outdir, cpio, accel, append, live, unwritten)
     durations["boot_and_test"] = boot.attempts[-1]
 
+    phases.enter("parse")
     seen = _read_guest(outdir, guest, unwritten)
-    judged = _judge(prep, opts, outdir, boot, seen)
-    notes = cache.take_repairs()
-    _module_problem(modload.load_failure(seen.console, seen.status_log), opts,
+    judged = _judge(pay, opts, outdir, boot, seen)
+    notes = list(pay.notes)
+    _module_problem(modload.load_failure(seen.console, seen.status_log), pay,
                     judged.problems, notes)
     if len(boot.attempts) > 1:
         notes.append(f"{len(boot.attempts) - 1} retried boot(s) (early-boot death)")
 
     durations["total"] = sum(v for k, v in durations.items() if k != "total")
     summary = results.build_summary(
-        kernel_release=prep.release, kernel_source=prep.source, accel=accel,
+        kernel_release=pay.release, kernel_source=pay.source, accel=accel,
         vcpus=opts.vcpus, memory_mb=opts.memory_mb, cmdline=append, tap=seen.parsed,
         splats=seen.splats, exit_status=seen.status.exit_code,
         durations=durations)
-    code = _exit_code(prep, opts, boot, seen, judged, summary)
+    code = _exit_code(pay, opts, boot, seen, judged, summary)
     summary["outcome"] = outcome_of(code)
     summary["exit_code"] = code
     summary["kernel"]["booted_release"] = judged.booted_release
     summary["guest_uptime"] = dict(seen.status.times)
     summary["accel_reason"] = accel_reason
-    summary["spec"] = prep.spec
+    summary["spec"] = pay.spec
     summary["command"] = guest.command
     # Which gup_test answered: the test's (built in, or the runner's module)
     # or the one command.gup_test_server chose for a --command program.
-    summary["gup_test"] = opts.gup_test if opts.program else kernels.gup_test_of(prep)
+    summary["gup_test"] = pay.gup_test
     summary["boot_attempts"] = len(boot.attempts)
     summary["problems"] = judged.problems
-    _add_guest_facts(summary, opts, outdir, guest, seen, notes, unwritten)
+    _add_guest_facts(summary, pay, outdir, guest, seen, notes, unwritten)
     if notes:
         summary["notes"] = summary.get("notes", []) + notes
     summary.update(meta or {})
+    _timed(summary)
     failed = save_reports(outdir, summary)
     if unwritten or failed:
         # The verdict stands (it is the guest's); the files are what is lost.
@@ -242,69 +228,47 @@ def _run(prep: Prepared, opts: VmOptions, outdir: Path, work: Path,
     return RunOutcome(summary, code, outdir, seen.tap_text, seen.status.bench or "")
 
 
+def _timed(summary: dict) -> None:
+    """The run's clock into @summary's durations (every phase, their sum
+    the total) and ended, just before the reports are written: what comes
+    after (writing them, printing the report) is not counted."""
+    if phases.running():
+        summary["durations_from"] = phases.measured_from()
+        summary["durations"] = phases.stop()
+
+
 @dataclass
 class _Guest:
     """What the guest is given: its payload and the commands it runs."""
     payload: initramfs.Payload
     command: str                        # the test, or the --command program
-    vmtests: Path | None                # run_vmtests.sh, when the test runs under it
+    vmtests: bool                       # the test runs under run_vmtests.sh
     bench_command: str | None           # the benchmark after the test
     extra_env: dict[str, str]
 
 
-def _payload(prep: Prepared, opts: VmOptions) -> _Guest:
-    """The files and commands of the guest: the test (alone or under
-    run_vmtests.sh) or a --command program, the benchmark, the stress
-    program and the cross-check."""
-    vmtests = prep.run_vmtests
-    dynamic: tuple[str, ...] = ()
-    if opts.program:
-        command, binary = opts.program
-        files = {binary.name: binary}
-        dynamic, vmtests = (binary.name,), None
-    elif vmtests:
-        command = "bash ./run_vmtests.sh -t gup_test"
-        files = {"gup_null_mapping": prep.test_binary,
-                 "run_vmtests.sh": vmtests}
-    else:
-        command = "./gup_null_mapping"
-        files = {"gup_null_mapping": prep.test_binary}
+def _guest(pay: Payload) -> _Guest:
+    """The initramfs's contents of @pay: its files, the program, and the
+    commands the guest's init runs after it (the benchmark, the stress
+    program, the cross-check) in the environment init reads."""
+    files = dict(pay.files)
+    dynamic = tuple(pay.dynamic)
     extra_env = {}
-    bench_command = None
-    if not opts.program:
-        # The selftest gives verdicts only; the benchmark, which takes the
-        # --test-args, is bench/gup_fast_bench, run after it.
-        files[BENCH] = kernels.build_bench(**_cross(prep))
-        bench_command = f"./{BENCH} {opts.test_args}".strip()
-        extra_env["GUPNM_BENCH_CMD"] = bench_command
-    if opts.stress is not None:
-        files["gupnm_stress"] = kernels.build_stress(**_cross(prep))
-        extra_env["GUPNM_STRESS_CMD"] = f"./gupnm_stress {opts.stress}".strip()
-    if opts.xcheck:
-        files[opts.xcheck.binary.name] = opts.xcheck.binary
-        dynamic += (opts.xcheck.binary.name,)
-        extra_env["GUPNM_XCHECK_CMD"] = opts.xcheck.command
-        extra_env["GUPNM_XCHECK_TEST"] = opts.xcheck.test_command
-        extra_env["GUPNM_XCHECK_ROUNDS"] = str(opts.xcheck.rounds)
-    # A --command program gets the module command.gup_test_server chose
-    # (none for a built-in gup_test); the test always the runner's.
-    module = opts.gup_test_module if opts.program else prep.module
-    payload = initramfs.Payload(prep.release, module, files, command,
-                                need_bash=bool(vmtests),
-                                kmemleak=opts.kmemleak, extra_env=extra_env,
-                                dynamic=dynamic)
-    if prep.arch == "arm64":
-        from ..prepare import arm64
-        payload.busybox = arm64.busybox()
-    return _Guest(payload, command, vmtests, bench_command, extra_env)
-
-
-def _cross(prep: Prepared) -> dict[str, str]:
-    """The compiler of a static guest program for @prep's architecture."""
-    if prep.arch == "arm64":
-        from ..prepare import arm64
-        return {"cc": arm64.selftest_cc()}
-    return {}
+    if pay.bench_command is not None:
+        extra_env["GUPNM_BENCH_CMD"] = pay.bench_command
+    if pay.stress_command is not None:
+        extra_env["GUPNM_STRESS_CMD"] = pay.stress_command
+    if pay.xcheck:
+        files[pay.xcheck.binary.name] = pay.xcheck.binary
+        dynamic += (pay.xcheck.binary.name,)
+        extra_env["GUPNM_XCHECK_CMD"] = pay.xcheck.command
+        extra_env["GUPNM_XCHECK_TEST"] = pay.xcheck.test_command
+        extra_env["GUPNM_XCHECK_ROUNDS"] = str(pay.xcheck.rounds)
+    payload = initramfs.Payload(pay.release, pay.module, files, pay.command,
+                                need_bash=pay.vmtests, kmemleak=pay.kmemleak,
+                                extra_env=extra_env, dynamic=dynamic,
+                                busybox=pay.busybox)
+    return _Guest(payload, pay.command, pay.vmtests, pay.bench_command, extra_env)
 
 
 @dataclass
@@ -316,7 +280,7 @@ class _Boot:
     interrupted: KeyboardInterrupt | None
 
 
-def _boot(prep: Prepared, opts: VmOptions, outdir: Path, cpio: Path, accel: str,
+def _boot(pay: Payload, opts: VmOptions, outdir: Path, cpio: Path, accel: str,
           append: str, live: Callable[[str], None] | None,
           unwritten: list[str]) -> _Boot:
     """Boot until the guest reaches the test: a guest that died early in
@@ -326,15 +290,15 @@ def _boot(prep: Prepared, opts: VmOptions, outdir: Path, cpio: Path, accel: str,
     res = None
     t_boot = time.monotonic()
     for attempt in range(1 + max(0, opts.retries)):
-        progress(f"booting {prep.release} ({accel}, {opts.vcpus} vCPUs, "
+        progress(f"booting {pay.release} ({accel}, {opts.vcpus} vCPUs, "
                  f"{opts.memory_mb} MiB){' retry ' + str(attempt) if attempt else ''}")
         kw = {}
-        if prep.arch != "amd64":
-            kw["arch"] = prep.arch
+        if pay.arch != "amd64":
+            kw["arch"] = pay.arch
         if live:
             kw["watch"] = ConsoleFollower(outdir / "console.log", live).poll
         try:
-            res = qemu.boot(prep.image, cpio, outdir, accel=accel, vcpus=opts.vcpus,
+            res = qemu.boot(pay.image, cpio, outdir, accel=accel, vcpus=opts.vcpus,
                             memory_mb=opts.memory_mb, append=append,
                             timeout=opts.timeout, **kw)
         except KeyboardInterrupt as err:     # qemu is already stopped
@@ -410,7 +374,7 @@ class _Judged:
     reached_test: bool
 
 
-def _judge(prep: Prepared, opts: VmOptions, outdir: Path, boot: _Boot,
+def _judge(pay: Payload, opts: VmOptions, outdir: Path, boot: _Boot,
            seen: _Seen) -> _Judged:
     """The run's problems: interrupted, timed out, QEMU refused, never
     booted, died, another kernel than named, rmmod failed."""
@@ -438,29 +402,29 @@ def _judge(prep: Prepared, opts: VmOptions, outdir: Path, boot: _Boot,
         problems.append("the guest died before the test finished"
                         if reached_test else
                         "the guest died before the test started")
-    mismatch = bool(booted_release and booted_release != prep.release)
+    mismatch = bool(booted_release and booted_release != pay.release)
     if mismatch:
         problems.append(f"the guest booted kernel {booted_release}, not the "
-                        f"expected {prep.release}: the image is not the kernel "
+                        f"expected {pay.release}: the image is not the kernel "
                         "it was named as")
     elif st.exit_code is not None and not booted_release:
         mismatch = True
         problems.append("the guest never said which kernel it runs (no "
                         "'Linux version' banner): cannot confirm it is "
-                        f"{prep.release}")
+                        f"{pay.release}")
     if st.rmmod == "failed" and not seen.parsed.skipped:
         problems.append("rmmod gup_test failed after the test")
     return _Judged(problems, qemu_msg, mismatch, booted_release, reached_test)
 
 
-def _exit_code(prep: Prepared, opts: VmOptions, boot: _Boot, seen: _Seen,
+def _exit_code(pay: Payload, opts: VmOptions, boot: _Boot, seen: _Seen,
                judged: _Judged, summary: dict) -> int:
     """The runner's exit code (README: Exit status); a --command program's
     own exit status sets @summary's outcome first."""
     st, problems = seen.status, judged.problems
-    if judged.qemu_msg and _cached_image_refused(prep, judged.qemu_msg):
+    if judged.qemu_msg and _cached_image_refused(pay, judged.qemu_msg):
         problems[0] += (": the kernel image is the runner's own cache entry, "
-                        f"{prep.image}; runner/gupnm-run cache --clean kernels, "
+                        f"{pay.image}; runner/gupnm-run cache --clean kernels, "
                         "then run again")
         return results.EXIT_INFRA
     if judged.qemu_msg:
@@ -469,14 +433,14 @@ def _exit_code(prep: Prepared, opts: VmOptions, boot: _Boot, seen: _Seen,
         return getattr(boot.interrupted, "exit_code", results.EXIT_SIGINT)
     if judged.mismatch:
         return results.EXIT_INFRA
-    if opts.program:
+    if pay.program:
         # A selftests/mm program: its exit status is the verdict (many
         # print no TAP), a splat still fails it.
         summary["outcome"] = ("fail" if seen.splats else
                               {0: "pass", 4: "skip", None: "error"}.get(
                                   st.exit_code, "fail"))
     missing = results.missing_for_pass(seen.parsed, st.exit_code,
-                                       own_test=not opts.program)
+                                       own_test=not pay.program)
     if summary["outcome"] == "pass" and missing and not problems:
         problems.append(results.not_a_pass(missing))
     _out_of_memory(opts, seen, problems, summary)
@@ -501,7 +465,7 @@ def _out_of_memory(opts: VmOptions, seen: _Seen, problems: list[str],
             f"the guest ran out of memory ({opts.memory_mb} MiB): {oom}")
 
 
-def _add_guest_facts(summary: dict, opts: VmOptions, outdir: Path, guest: _Guest,
+def _add_guest_facts(summary: dict, pay: Payload, outdir: Path, guest: _Guest,
                      seen: _Seen, notes: list[str], unwritten: list[str]) -> None:
     """What else the guest reported into @summary: rmmod, free memory, the
     stress program (stress.txt), page_owner, the benchmark, a --command
@@ -509,7 +473,7 @@ def _add_guest_facts(summary: dict, opts: VmOptions, outdir: Path, guest: _Guest
     st = seen.status
     summary["rmmod"] = st.rmmod
     summary["memfree_kb"] = st.memfree_kb
-    if opts.stress is not None:
+    if pay.stress_command is not None:
         parsed_stress = tap.parse_tap((st.stress or "").splitlines())
         summary["stress"] = {
             "command": guest.extra_env["GUPNM_STRESS_CMD"], "exit": st.stress_exit,
@@ -527,10 +491,10 @@ def _add_guest_facts(summary: dict, opts: VmOptions, outdir: Path, guest: _Guest
                                 "output": "bench.txt"}
     elif guest.bench_command is not None and st.exit_code is not None:
         notes.append(f"the guest printed no output of {guest.bench_command}")
-    if opts.program:
+    if pay.program:
         summary["figures"] = command_figures(guest.command, seen.tap_text)
-    if opts.xcheck:
-        summary["crosscheck"] = crosscheck(opts.xcheck, st.xcheck, st.xcheck_exit)
+    if pay.xcheck:
+        summary["crosscheck"] = crosscheck(pay.xcheck, st.xcheck, st.xcheck_exit)
         _save(outdir, "crosscheck.txt", st.xcheck or "", unwritten)
     if guest.vmtests:
         summary["run_vmtests"] = {"outer": tap.summarize(tap.parse_tap(
@@ -559,10 +523,10 @@ def merge_bench(test: tap.TapResult, bench: tap.TapResult) -> None:
     test.errors += [f"bench: {e}" for e in bench.errors]
 
 
-def _cached_image_refused(prep: Prepared, qemu_msg: str) -> bool:
+def _cached_image_refused(pay: Payload, qemu_msg: str) -> bool:
     """QEMU refused the kernel, and the kernel is not the user's file (an
     image: spec) but an entry of the runner's cache: not bad input (2)."""
-    return prep.source.get("kind") != "image" and "kernel" in qemu_msg.lower()
+    return pay.source.get("kind") != "image" and "kernel" in qemu_msg.lower()
 
 
 # Less memory than this, and a guest that printed nothing ran out of it
@@ -616,7 +580,7 @@ def _unwritten(outdir: Path, unwritten: list[str]) -> str:
             + ": the verdict above stands; free space there or pass --results elsewhere")
 
 
-def _module_problem(failure: "modload.LoadFailure | None", opts: VmOptions,
+def _module_problem(failure: "modload.LoadFailure | None", pay: Payload,
                     problems: list[str], notes: list[str]) -> None:
     """A test module of the runner's that did not load is a problem (exit
     3), not the test's skip; blacklisted on purpose, a note. For a
@@ -624,9 +588,9 @@ def _module_problem(failure: "modload.LoadFailure | None", opts: VmOptions,
     program needs it (gup_test), else a note (cow, ksm_tests run without)."""
     if failure is None:
         return
-    if opts.program and not opts.gup_test_required:
+    if pay.program and not pay.gup_test_required:
         notes.append(f"{failure.module} did not load ({failure.reason}); "
-                     f"{Path(opts.program[0].split()[0]).name} runs without it")
+                     f"{Path(pay.command.split()[0]).name} runs without it")
         return
     if failure.blacklisted:
         notes.append(f"{failure.module} is blacklisted on the kernel command "
@@ -648,9 +612,10 @@ XCHECK_TOLERANCE = 0.15
 XCHECK_ROUND = re.compile(r"^GUPNM-XCHECK-ROUND: (gup_test|test) \d+\n?", re.M)
 
 
-def crosscheck(xc: CrossCheck, output: str | None, exit_status: int | None) -> dict:
-    """gup_test's PIN_FAST_BENCHMARK over anonymous memory against the
-    test's own anon control at one thread, median ns/page. The guest runs
+def crosscheck(xc, output: str | None, exit_status: int | None) -> dict:
+    """@xc, the Payload's xcheck: gup_test's PIN_FAST_BENCHMARK over
+    anonymous memory against the test's own anon control at one thread,
+    median ns/page. The guest runs
     them in turn, gup_test first and last (G T G ... T G): each test round
     is compared with the mean of the gup_test runs either side of it, so
     that drift of the host's speed over the seconds between them cancels;

@@ -27,6 +27,7 @@ import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import phases
 from ..host import RunnerError, UsageError, cache_dir, locked, progress, run
 from . import apt, cache
 
@@ -259,8 +260,9 @@ def fetch(spec: str, arch: str = "amd64") -> DebianKernel:
 
 
 def _fetch(spec: str, arch: str) -> DebianKernel:
-    offered = select(spec, catalogue(arch), arch)
-    sha = apt.field(offered.image_pkg, offered.version, "SHA256", arch)
+    with phases.phase("apt_lists"):
+        offered = select(spec, catalogue(arch), arch)
+        sha = apt.field(offered.image_pkg, offered.version, "SHA256", arch)
     if not sha:
         raise RunnerError(f"no SHA256 for {offered.image_pkg} {offered.version} "
                           "in the package lists: run runner/debian-apt.sh --refresh")
@@ -290,32 +292,35 @@ def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
         if why:
             cache.discard(root, why)
     if not marker.exists():
-        pkgs = packages_of(offered)
-        versions = dep_versions(offered, pkgs)
+        with phases.phase("apt_lists"):
+            pkgs = packages_of(offered)
+            versions = dep_versions(offered, pkgs)
         other = [f"{p}={v}" for p, v in versions.items() if v != offered.version]
         progress(f"downloading {offered.release} ({offered.version}, "
                  f"{offered.suite}): {' '.join(pkgs)}"
                  + (f"; as their Depends allow: {' '.join(other)}" if other else ""))
-        debs = [apt.download(p, versions[p], debs_dir, offered.arch)
-                for p in pkgs]
-        progress(f"unpacking {len(debs)} packages for {offered.release}")
-        tmp = root.with_name(root.name + ".tmp")
-        run(["rm", "-rf", tmp])
-        tmp.mkdir(parents=True)
-        for i, deb in enumerate(debs):
-            debs[i] = _unpack(deb, tmp, pkgs[i], offered, versions[pkgs[i]])
-        if offered.arch == "arm64":     # kbuild tools the amd64 host can run
-            from . import arm64
-            arm64.host_kbuild(pkgs, versions, tmp)
-        _fix_headers(tmp, root, offered.release)
-        cache.record(tmp, _checked_files(tmp, offered.release))
-        run(["rm", "-rf", root])
-        tmp.rename(root)
-        # Whole or not at all: the marker says the entry is complete.
-        part = marker.with_name(f"{marker.name}.{os.getpid()}.tmp")
-        part.write_text("\n".join(d.name for d in debs) + "\n")
-        os.replace(part, marker)
-        cache.verify_filled(root, "kernels")
+        with phases.phase("download"):
+            debs = [apt.download(p, versions[p], debs_dir, offered.arch)
+                    for p in pkgs]
+        with phases.phase("unpack"):
+            progress(f"unpacking {len(debs)} packages for {offered.release}")
+            tmp = root.with_name(root.name + ".tmp")
+            run(["rm", "-rf", tmp])
+            tmp.mkdir(parents=True)
+            for i, deb in enumerate(debs):
+                debs[i] = _unpack(deb, tmp, pkgs[i], offered, versions[pkgs[i]])
+            if offered.arch == "arm64":     # kbuild tools the amd64 host can run
+                from . import arm64
+                arm64.host_kbuild(pkgs, versions, tmp)
+            _fix_headers(tmp, root, offered.release)
+            cache.record(tmp, _checked_files(tmp, offered.release))
+            run(["rm", "-rf", root])
+            tmp.rename(root)
+            # Whole or not at all: the marker says the entry is complete.
+            part = marker.with_name(f"{marker.name}.{os.getpid()}.tmp")
+            part.write_text("\n".join(d.name for d in debs) + "\n")
+            os.replace(part, marker)
+            cache.verify_filled(root, "kernels")
     debs = [debs_dir / n for n in marker.read_text().split()]
     rel = offered.release
     images = [root / "boot" / f"vmlinuz-{rel}",

@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import phases
 from ..host import REPO, RunnerError, UsageError, cache_dir, locked, owner_tag, progress, run
 from . import cache, chroot, debian, kconfig, modsource, ownimage, source, vmlinux
 from .modsource import MODULE_INPUTS, gup_test_source
@@ -116,7 +117,8 @@ def build_module(kdir: Path, release: str, debian_kernel=None,
             h.update((kdir / name).read_bytes())
     key = h.hexdigest()[:20]
     out = cache_dir() / "modules" / f"{release}-{key}"
-    with locked(cache_dir() / "locks" / f"module-{key}.lock"):
+    with phases.phase("module_build"), \
+            locked(cache_dir() / "locks" / f"module-{key}.lock"):
         return _build_module_locked(kdir, out, debian_kernel, kbuild, bound)
 
 
@@ -248,7 +250,7 @@ def _static_build(group: str, name: str, src: Path, inputs: list[Path],
             cache.record(out.parent, [out.name])
         finally:
             shutil.rmtree(tmp.parent, ignore_errors=True)
-    with locked(cache_dir() / "locks" / f"{group}-{key}.lock"):
+    with phases.phase("test_build"), locked(cache_dir() / "locks" / f"{group}-{key}.lock"):
         cache.checked(out.parent, fill, group="kernels")
     return out
 
@@ -298,6 +300,21 @@ def build_bench(cc: str = "gcc") -> Path:
                          mkdirs=(selftests / "mm",))
 
 
+# The probe's C files, lowest first: each uses only those before it (KTAP
+# output, a mapping under test and what /proc says of its pages, the
+# GUP-fast table, main() and the producers); probe/Makefile's SRCS.
+PROBE_LAYERS = ("ktap.c", "mapping.c", "table.c", "gupnm_probe.c")
+
+
+def build_probe(cc: str = "gcc") -> Path:
+    """Static gupnm_probe (probe/: the module-free probe, with its table),
+    cached by the content of its sources."""
+    srcs = [REPO / "probe" / name for name in PROBE_LAYERS]
+    return _static_build("probe", "gupnm_probe", srcs[-1],
+                         [*srcs, REPO / "probe" / "probe.h"], [], [], cc,
+                         srcs=tuple(srcs[:-1]))
+
+
 STRESS = "hardening/gupnm_stress.c"
 
 
@@ -344,7 +361,7 @@ def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prep
         return _prepare_debian(spec, args[0])
     if kind == "source":
         tree, sel = args
-        with source.held(tree, sel, variant) as k:
+        with phases.phase("kernel_build"), source.held(tree, sel, variant) as k:
             # Where the kernel builds gup_test in (the series', or the
             # tree's own with --config kselftest), that one answers: a
             # module would only find its debugfs file taken.
@@ -369,13 +386,15 @@ def _prepare_debian(spec: str, name: str) -> Prepared:
     is raised where its result is asked for."""
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="prepare") as pool:
         test = pool.submit(build_selftest, REPO / SELFTEST)
-        pool.submit(build_bench)        # vmrun asks for it (cached by then)
+        pool.submit(build_bench)        # plan.make asks for it (cached by then)
         k = debian.fetch(name)
         boot = pool.submit(vmlinux.uncompressed, k.image)
         module = build_module(k.kdir, k.release, k)
         debian.drop_debs(k)
-        image = boot.result() or k.image
-        binary = test.result()
+        with phases.phase("vmlinux"):
+            image = boot.result() or k.image
+        with phases.phase("test_build"):
+            binary = test.result()
     return Prepared(spec, k.release, image, module, binary, None,
                     {"kind": "debian", "release": k.release,
                      "packages": k.packages, "boot_image": str(image),
@@ -480,7 +499,8 @@ def _prepare_image(spec: str, image: Path, moddir: Path) -> Prepared:
         raise UsageError(f"kernel image {image} does not exist")
     release, module, built, config = _image_module(moddir)
     binary = build_selftest(REPO / SELFTEST)
-    boot_image = vmlinux.uncompressed(image) or image
+    with phases.phase("vmlinux"):
+        boot_image = vmlinux.uncompressed(image) or image
     return Prepared(spec, release, boot_image, module, binary, None,
                     {"kind": "image", "image": str(image), "modules": str(moddir),
                      "boot_image": str(boot_image), **built},

@@ -461,14 +461,17 @@ class MatrixTableTest(unittest.TestCase):
             self.assertIn((f"source:{tree}:wrongfix", "wrongfix"), matrix.MATRIX)
 
     def test_args_fit_cli_options(self):
-        opts = cli._options(matrix._args('debug', matrix.DEBUG_TEST_ARGS))
-        self.assertEqual(opts, vmrun.VmOptions(accel='auto', vcpus=2, memory_mb=1536,
-                                               append='page_owner=on', timeout=900,
-                                               test_args='-B', retries=2, kmemleak=True,
-                                               stress='-p 32 -R 1000'))
-        opts = cli._options(matrix._args('default', ''))
-        self.assertEqual((opts.timeout, opts.kmemleak, opts.test_args, opts.stress),
-                         (300, False, '', ''))
+        args = matrix._args('debug', matrix.DEBUG_TEST_ARGS)
+        self.assertEqual(cli._options(args), vmrun.VmOptions(
+            accel='auto', vcpus=2, memory_mb=1536, append='page_owner=on', timeout=900,
+            retries=2))
+        asked = cli._asked('source:debian-6.12', args)
+        self.assertEqual((asked.config, asked.test_args, asked.stress),
+                         ('debug', '-B', '-p 32 -R 1000'))
+        args = matrix._args('default', '')
+        asked = cli._asked('source:debian-6.12', args)
+        self.assertEqual((cli._options(args).timeout, asked.config, asked.test_args,
+                          asked.stress), (300, 'default', '', ''))
 
     def test_stress_once_per_driver_build(self):
         # Every Debian kernel and every tree's :all run it; a tree's negative

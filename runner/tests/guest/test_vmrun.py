@@ -18,11 +18,13 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from gupnm import phases  # noqa: E402
 from gupnm.guest import initramfs, qemu, vmrun  # noqa: E402
 from gupnm.parse import tap  # noqa: E402
-from gupnm.prepare import kernels  # noqa: E402
+from gupnm.prepare import plan  # noqa: E402
 from gupnm.host import RunnerError  # noqa: E402
 from gupnm.prepare.kernels import Prepared  # noqa: E402
+from gupnm.prepare.payload import CrossCheck, Payload  # noqa: E402
 from gupnm.parse.status import parse_status  # noqa: E402
 from gupnm.guest.vmrun import VmOptions, choose_accel, unnest_run_vmtests  # noqa: E402
 from parse.test_tap import recorded_today  # noqa: E402
@@ -192,25 +194,57 @@ def _prep(**kw) -> Prepared:
     return Prepared(**args)
 
 
+VM_KEYS = ('accel', 'vcpus', 'memory_mb', 'append', 'timeout', 'retries')
+
+
+def _payload(prep: Prepared | None = None, *, bench: Path = Path('/b/gup_fast_bench'),
+             test_args: str = '', stress: str | None = None,
+             program: tuple[str, Path] | None = None, gup_test: dict | None = None,
+             gup_test_module: Path | None = None, gup_test_required: bool = False,
+             xcheck: CrossCheck | None = None, kmemleak: bool = False) -> Payload:
+    """The Payload plan.make() gives for @prep and these options, from
+    plan's own pieces (nothing built: @bench stands for the benchmark)."""
+    prep = prep or _prep()
+    if program:
+        command, binary = program
+        pay = Payload(prep.spec, prep.release, prep.image, prep.arch, prep.source,
+                      command, {binary.name: binary}, gup_test_module, gup_test,
+                      program=True, gup_test_required=gup_test_required,
+                      dynamic=(binary.name,))
+    else:
+        pay = plan.with_bench(plan.base(prep), {}, test_args, binary=bench)
+    if stress is not None:
+        pay.files[plan.STRESS] = Path('/b/gupnm_stress')
+        pay.stress_command = f'./{plan.STRESS} {stress}'.strip()
+    pay.xcheck, pay.kmemleak = xcheck, kmemleak
+    return pay
+
+
+def run_args(prep: Prepared | None = None, **opts) -> tuple[Payload, VmOptions]:
+    """vmrun.run()'s Payload and VmOptions from the options as one set."""
+    vm = {k: opts.pop(k) for k in VM_KEYS if k in opts}
+    return _payload(prep, **opts), VmOptions(**vm)
+
+
 class ChooseAccelTest(unittest.TestCase):
 
     def test_requested(self):
         with mock.patch.object(qemu, 'probe_accel') as probe:
             for accel in ('kvm', 'tcg'):
-                self.assertEqual(choose_accel(VmOptions(accel=accel), _prep(), Path('/w')),
+                self.assertEqual(choose_accel(VmOptions(accel=accel), _payload(), Path('/w')),
                                  (accel, 'requested'))
         probe.assert_not_called()
 
     def test_unknown(self):
         with mock.patch.object(qemu, 'probe_accel') as probe, \
                 self.assertRaisesRegex(RunnerError, '--accel hvf: use auto, kvm or tcg'):
-            choose_accel(VmOptions(accel='hvf'), _prep(), Path('/w'))
+            choose_accel(VmOptions(accel='hvf'), _payload(), Path('/w'))
         probe.assert_not_called()
 
     def test_auto_probes_with_the_probe_initramfs(self):
         with mock.patch.object(initramfs, 'build_probe', return_value=Path('/w/probe.cpio')) as bp, \
                 mock.patch.object(qemu, 'probe_accel', return_value=('tcg', 'no /dev/kvm')) as probe:
-            self.assertEqual(choose_accel(VmOptions(), _prep(), Path('/w')), ('tcg', 'no /dev/kvm'))
+            self.assertEqual(choose_accel(VmOptions(), _payload(), Path('/w')), ('tcg', 'no /dev/kvm'))
         bp.assert_called_once_with(Path('/w'))
         probe.assert_called_once_with(Path('/k/vmlinuz'), Path('/w/probe.cpio'))
 
@@ -282,9 +316,6 @@ class VmFake:
             mock.patch.object(qemu, 'probe_accel', return_value=(
                 'tcg', 'the CPU shows no vmx/svm flag (no nested virtualization)')),
             mock.patch.object(qemu, 'boot', side_effect=self._boot),
-            # The benchmark program is built, not faked, only on real runs.
-            mock.patch.object(kernels, 'build_bench',
-                              return_value=self.tmp / 'gup_fast_bench'),
         ]
         self.mocks = [p.start() for p in patches]
         for p in patches:
@@ -310,7 +341,8 @@ class RunTest(VmFake, unittest.TestCase):
     """vmrun.run() end to end, with the initramfs build and QEMU faked."""
 
     def run_vm(self, prep=None, **opts):
-        return vmrun.run(prep or _prep(), VmOptions(**opts), self.outdir,
+        opts.setdefault('bench', self.tmp / 'gup_fast_bench')
+        return vmrun.run(*run_args(prep, **opts), self.outdir,
                          durations={'prepare': self.prepare_seconds})
 
     def assert_like_real(self, got: dict, want: dict, changed: tuple = ()):
@@ -442,6 +474,24 @@ class RunTest(VmFake, unittest.TestCase):
         self.assertEqual(s['guest_uptime']['init'], 1.0)
         self.assertNotIn('guest_init', s['durations'])
         self.assertEqual(out.tap_text, MINI_TAP)
+
+    def test_the_runs_clock_every_phase_summed(self):
+        """Issue 46 item 7: with the run's clock running (phases), the
+        summary's durations are its phases, the guest's among them, their
+        sum the total; the clock ends with the run."""
+        self.boots.append((mini_console(), mini_status(), 0))
+        phases.start(first='startup')
+        self.addCleanup(phases.stop)
+        out = self.run_vm()
+        d = out.summary['durations']
+        self.assertEqual(out.summary['durations_from'], 'run')
+        self.assertLessEqual({'startup', 'initramfs', 'boot_and_test', 'parse', 'other'},
+                             set(d))
+        self.assertEqual(list(d)[-1], 'total')
+        self.assertAlmostEqual(sum(v for k, v in d.items() if k != 'total'), d['total'],
+                               places=6)
+        self.assertFalse(phases.running())
+        self.assertEqual(json.loads((self.outdir / 'summary.json').read_text()), out.summary)
 
     def test_options_reach_payload_and_qemu(self):
         self.boots.append((mini_console(), mini_status(), 0))
@@ -854,7 +904,7 @@ class RunTest(VmFake, unittest.TestCase):
         self.assertEqual(lines, MINI_TAP.splitlines())
 
     def run_vm_live(self, live):
-        return vmrun.run(_prep(), VmOptions(), self.outdir, durations={}, live=live)
+        return vmrun.run(_payload(), VmOptions(), self.outdir, durations={}, live=live)
 
     # Regression test (fixed bug): cli.py accepts --retries -1 (type=int) and vmrun.run() then runs
     # `for attempt in range(1 + opts.retries)` zero times: it never boots and
@@ -898,14 +948,14 @@ class CrossCheckTest(unittest.TestCase):
     """gup_test -a against the test's anon control."""
 
     def test_no_output_no_verdict(self):
-        xc = vmrun.CrossCheck("g", Path("/x/gup_test"), 512, "t", 5)
+        xc = CrossCheck("g", Path("/x/gup_test"), 512, "t", 5)
         got = vmrun.crosscheck(xc, "", 1)
         self.assertIsNone(got["agree"])
         self.assertEqual((got["exit"], got["round_ratios"]), (1, []))
 
     def test_a_round_without_figures_is_left_out(self):
         # gup_test's median of 100, 102, 300 us is 102: 199.2 ns/page.
-        xc = vmrun.CrossCheck("g", Path("/x/gup_test"), 512, "t", 2)
+        xc = CrossCheck("g", Path("/x/gup_test"), 512, "t", 2)
         out = (self.gup_round(0, [100, 102, 300]) + self.bench_round(1, 200.0)
                + self.gup_round(1, [100, 102, 300])
                + "GUPNM-XCHECK-ROUND: test 2\nnot ok 1 gup_null_mapping\n"
@@ -931,7 +981,7 @@ class CrossCheckTest(unittest.TestCase):
     def test_rounds_in_turn_against_the_gup_test_runs_either_side(self):
         # The host slows down steadily (gup_test 100, 150, 200 us): each test
         # round agrees with the mean of the gup_test runs either side of it.
-        xc = vmrun.CrossCheck("g", Path("/x/gup_test"), 512, "t", 2)
+        xc = CrossCheck("g", Path("/x/gup_test"), 512, "t", 2)
         g = [v * 1000 / 512 for v in (100, 150, 200)]
         out = (self.gup_round(0, [99, 100, 101]) + self.bench_round(1, (g[0] + g[1]) / 2)
                + self.gup_round(1, [149, 150, 151]) + self.bench_round(2, (g[1] + g[2]) / 2)

@@ -266,7 +266,7 @@ class GupTestOfTest(unittest.TestCase):
         self.assertIn('gup_test.ko', got['why'])
 
     def test_the_same_words_as_the_source_and_the_command(self):
-        from gupnm import command
+        from gupnm.prepare import command
         self.assertEqual((command.BUILTIN, command.RUNNERS),
                          (kernels.GUP_TEST_BUILTIN, kernels.GUP_TEST_RUNNERS))
 

@@ -78,7 +78,7 @@ class BugKernelTest(tv.VmFake, unittest.TestCase):
         self.boot_seconds = want['durations']['boot_and_test']
         self.boots.append((tv.raw(REAL / 'debian-6.12.console.log'),
                            tv.raw(REAL / 'debian-6.12.status.log'), 0))
-        vmrun.run(tv._prep(source=want['kernel']['source']), vmrun.VmOptions(), self.outdir,
+        vmrun.run(*tv.run_args(tv._prep(source=want['kernel']['source'])), self.outdir,
                   durations={'prepare': want['durations']['prepare']}, meta=META)
         data = (self.outdir / 'junit.xml').read_bytes()
         self.assertEqual(junit_xsd.errors(data), [])

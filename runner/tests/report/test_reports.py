@@ -38,7 +38,8 @@ class ProducedSummaries(tv.VmFake, unittest.TestCase):
 
     def produce(self, boots, prep=None, **opts):
         self.boots += boots
-        out = vmrun.run(prep or _prep(), vmrun.VmOptions(**opts), self.outdir,
+        out = vmrun.run(*tv.run_args(prep, bench=self.tmp / 'gup_fast_bench', **opts),
+                        self.outdir,
                         durations={'prepare': 1.0}, meta=META)
         on_disk = json.loads((self.outdir / 'summary.json').read_text())
         self.assertEqual(on_disk, out.summary)

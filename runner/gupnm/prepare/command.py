@@ -32,8 +32,8 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .host import UsageError
-from .prepare import kconfig, kernels
+from ..host import UsageError
+from . import kconfig, kernels
 
 SELFTESTS_MM = "tools/testing/selftests/mm"
 # What the guest needs besides the command's memory: kernel, init, test.

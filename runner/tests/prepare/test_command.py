@@ -1,13 +1,13 @@
-"""Unit tests for gupnm.command (--command: what a selftests/mm program needs)."""
+"""Unit tests for gupnm.prepare.command (--command: what a selftests/mm program needs)."""
 
 import sys
 import tempfile
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gupnm import command  # noqa: E402
+from gupnm.prepare import command  # noqa: E402
 from gupnm.host import UsageError  # noqa: E402
 
 
