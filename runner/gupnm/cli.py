@@ -37,7 +37,7 @@ from .host import (BOOT_PACKAGES, REPO, Interrupted, RunnerError, UsageError, en
                    missing_tools, progress)
 from .parse import console, modload, tap
 from .prepare import arm64, cache, command, kconfig, kernels, plan, vmlinux
-from .report import figures, results, stats
+from .report import expect, figures, results, stats
 
 # Debian 12 (bookworm) hosts build its 6.12 module with their own gcc-12:
 # the main job needs no suite root. debian:6.12 is trixie's newest.
@@ -395,6 +395,8 @@ def report(out: vmrun.RunOutcome, *, show_tap: bool = True, file=None,
     if br:
         say(f"then:    {br['command']} (the benchmark, exit {br['exit']}; {br['output']})")
     say(f"verdict: {s['verdict']}")
+    for line in expect.report_lines(s):
+        say(line)
     if s.get("bench"):
         say(bench_report(s))
     if s.get("crosscheck"):
@@ -497,6 +499,7 @@ def _run_host(args) -> int:
     out = hostmode.run(args, outdir, run_meta(datetime.now(timezone.utc)))
     if out is None:
         return probe.cmd_run(args, outdir)
+    _expected(out, args)
     report(out, file=sys.stderr if args.json else sys.stdout)
     if args.json:
         print(json.dumps(out.summary, indent=2, sort_keys=True))
@@ -509,6 +512,9 @@ def cmd_run(args) -> int:
     if spec == "host" and getattr(args, "method", "module") == "module":
         return _run_host(args)
     if spec == "host" or getattr(args, "method", "module") == "probe":
+        if getattr(args, "expect", None) and getattr(args, "method", "") == "probe":
+            raise UsageError("--expect compares the test's cases; the probe "
+                             "(--method probe) has none: drop one of them")
         return probe.cmd_run(args, _results_dir(args, spec))
     # Timed from the process's start: every phase until the reports.
     phases.start(phases.process_start(), first="startup")
@@ -531,6 +537,7 @@ def cmd_run(args) -> int:
             problems=[problem], vcpus=args.vcpus, memory_mb=args.memory,
             durations=phases.stop())
         summary.update(meta, durations_from=phases.measured_from())
+        expect.apply(summary, getattr(args, "expect", None))  # not judged: code kept
         unwritten = vmrun.save_reports(outdir, summary)
         out = vmrun.RunOutcome(summary, code, outdir, "")
         report(out, show_tap=False, file=sys.stderr, show_problems=False)
@@ -540,6 +547,7 @@ def cmd_run(args) -> int:
             print(json.dumps(summary, indent=2, sort_keys=True))
         args.printed_json = True
         return code
+    _expected(out, args)
     report(out, show_tap=live is None, file=human)
     t_probe = time.monotonic()
     judged = probe.judge_unasked(out.summary, args, outdir)
@@ -552,6 +560,19 @@ def cmd_run(args) -> int:
         print(json.dumps(out.summary, indent=2, sort_keys=True))
     args.printed_json = True
     return out.exit_code if judged is None else judged
+
+
+def _expected(out: vmrun.RunOutcome, args) -> None:
+    """The run compared with its expectations (report/expect.py): --expect
+    FILE gates the exit code, Debian's default informs; the reports written
+    again with summary.json's expected and as_expected."""
+    exp, _ = expect.chosen(getattr(args, "expect", None), out.summary.get("spec"))
+    if exp is None:
+        return
+    out.exit_code = expect.apply(out.summary, getattr(args, "expect", None))
+    failed = vmrun.save_reports(out.outdir, out.summary)
+    if failed and failed not in out.summary["problems"]:
+        out.summary["problems"].append(failed)
 
 
 def _failure(err: BaseException) -> tuple[int, str]:
@@ -986,6 +1007,11 @@ def _build_parser() -> _Parser:
                    help="module: the test module and selftest (default); "
                    "probe: the module-free probe (probe/), no headers needed "
                    "(runner/gupnm/probe.py)")
+    p.add_argument("--expect", type=expect.arg, default=None, metavar="FILE",
+                   help="compare every case with FILE's expectations "
+                   "(e.g. runner/expectations/debian.txt; docs/expectations.md) "
+                   "and exit 0 when all are as expected, 1 on a new failure "
+                   "or an unexpected pass")
     _vm_args(p)
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("compare", help="benchmark two kernels side by side",

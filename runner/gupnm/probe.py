@@ -36,6 +36,7 @@ from pathlib import Path
 from .host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
 from .parse import tap
 from .prepare.kernels import PROBE_LAYERS
+from .report import expect
 
 # The probe's C files, lowest first (prepare/kernels.PROBE_LAYERS: each
 # uses only those before it; runner/tests/test_probe_layers.py checks the
@@ -691,29 +692,19 @@ def agreement(module: dict, probe_summary: dict) -> dict:
 
 # --- every Debian kernel: probe-survey ---------------------------------------
 
-def expected_bug(series: str) -> bool | None:
-    """What a Debian kernel of @series carries, as far as known here:
-    f002882ca369 is in v6.10 and later, its fix c494788faffe in 7.3 (Debian's
-    linux-source-7.3 has it, 6.12.117/118 do not; no stable backport seen).
-    None: nothing known (a series newer than 7.3 would need looking at)."""
-    major, minor = (int(x) for x in series.split(".")[:2])
-    if (major, minor) < (6, 10):
-        return False
-    if (major, minor) < (7, 3):
-        return True
-    return False if (major, minor) == (7, 3) else None
-
-
-def survey_rows(offers: list, run_one, *, headerless_only: bool = False) -> list[dict]:
+def survey_rows(offers: list, run_one, *, headerless_only: bool = False,
+                exp: expect.Expectations | None = None) -> list[dict]:
     """One row per kernel: @run_one(offered) -> ProbeResult (or raises
-    RunnerError: the row says what went wrong, the survey goes on)."""
+    RunnerError: the row says what went wrong, the survey goes on); what
+    each is expected to carry from @exp (default: Debian's file)."""
+    exp = exp or expect.default()
     rows = []
     for o in offers:
         if headerless_only and o.headers:
             continue
         t0 = time.monotonic()
         row = {"release": o.release, "arch": o.arch, "headers": o.headers,
-               "method": METHOD, "expected_bug": expected_bug(o.series)}
+               "method": METHOD, "expected_bug": expect.expects_bug(exp, o.release)[0]}
         try:
             res = run_one(o)
             row.update(bug_present=res.bug_present, exit_code=exit_code(res),
@@ -723,8 +714,7 @@ def survey_rows(offers: list, run_one, *, headerless_only: bool = False) -> list
             row.update(bug_present=None, exit_code=EXIT_INFRA, ratio=None,
                        errors=[str(err)])
         row["seconds"] = round(time.monotonic() - t0, 1)
-        row["agrees"] = (None if row["bug_present"] is None or
-                         row["expected_bug"] is None else
+        row["agrees"] = (None if row["bug_present"] is None else
                          row["bug_present"] == row["expected_bug"])
         rows.append(row)
     return rows
@@ -768,7 +758,8 @@ def cmd_survey(args) -> int:
                               arch=args.arch)
         return res
 
-    rows = survey_rows(offers, one, headerless_only=args.headerless)
+    rows = survey_rows(offers, one, headerless_only=args.headerless,
+                       exp=getattr(args, "expect", None))
     (outdir / "probe-survey.json").write_text(json.dumps(rows, indent=2) + "\n")
     table = format_rows(rows)
     (outdir / "probe-survey.txt").write_text(table + "\n")
@@ -791,4 +782,7 @@ def add_parsers(sub) -> None:
                    help="only these series, e.g. 6.19,7.0")
     p.add_argument("--timeout", type=float, default=120, metavar="S")
     p.add_argument("--results", default=None, metavar="DIR")
+    p.add_argument("--expect", type=expect.arg, default=None, metavar="FILE",
+                   help="what each kernel is expected to carry (default "
+                   "runner/expectations/debian.txt; docs/expectations.md)")
     p.set_defaults(func=cmd_survey)

@@ -20,7 +20,7 @@ from .host import REPO, RunnerError, UsageError, progress
 from .prepare import debian
 from . import probe
 from .parse import tap
-from .report import stats
+from .report import expect, stats
 
 
 def _flavours(text: str) -> list[str]:
@@ -180,10 +180,13 @@ def one_line(err: Exception) -> str:
     return lines[0]
 
 
-def _judged(row: dict) -> dict:
-    """What the row's series is known to carry, and whether it agrees."""
-    row["expected_bug"] = probe.expected_bug(row["series"])
-    row["agrees"] = (None if row["bug_present"] is None or row["expected_bug"] is None
+def _judged(row: dict, exp: expect.Expectations | None = None) -> dict:
+    """What the row's kernel is expected to carry (@exp: --expect FILE or
+    runner/expectations/debian.txt), the rule that says it, and whether the
+    verdict agrees."""
+    exp = exp or expect.default()
+    row["expected_bug"], row["expected_by"] = expect.expects_bug(exp, row["release"])
+    row["agrees"] = (None if row["bug_present"] is None
                      else row["bug_present"] == row["expected_bug"])
     return row
 
@@ -192,8 +195,8 @@ def _word(row: dict) -> str:
     word = {True: "FAIL: bug present", False: "PASS: no bug",
             None: row["verdict"] or "no verdict"}[row["bug_present"]]
     if row.get("agrees") is False:
-        word += " (MISMATCH: the series is known to " + \
-            ("carry it)" if row["expected_bug"] else "be free of it)")
+        word += " (MISMATCH: expected " + ("the bug" if row["expected_bug"] else "no bug") \
+            + f", {row.get('expected_by') or 'no rule: pass'})"
     if row.get("other_failures"):
         word += "; also failed: " + ", ".join(row["other_failures"])
     return word
@@ -262,6 +265,7 @@ def cmd_survey(args, run_one) -> int:
     """Every Debian kernel of --arch: a row each, its method named;
     survey.json and survey.txt in the results folder."""
     picked = pick(args)
+    exp = getattr(args, "expect", None) or expect.default()
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     outdir = args.results or REPO / "results" / f"survey-{args.arch}-{stamp}"
     outdir.mkdir(parents=True, exist_ok=True)
@@ -270,7 +274,7 @@ def cmd_survey(args, run_one) -> int:
     rows = []
     for i, o in enumerate(picked, 1):
         progress(f"survey: kernel {i}/{len(picked)}")
-        rows.append(_judged(survey_one(o, run_module, run_probe)))
+        rows.append(_judged(survey_one(o, run_module, run_probe), exp))
         _write(outdir, stamp, args, rows, time.monotonic() - t0)
     text = table(rows)
     print(text)
@@ -310,5 +314,8 @@ def add_parsers(sub, vm_args_adder, run_one) -> None:
                    help="only these series, e.g. 6.1,7.3")
     p.add_argument("--newest", action="store_true",
                    help="only the newest release of each series")
+    p.add_argument("--expect", type=expect.arg, default=None, metavar="FILE",
+                   help="what each kernel is expected to carry (default "
+                   "runner/expectations/debian.txt; docs/expectations.md)")
     vm_args_adder(p)
     p.set_defaults(func=lambda args: cmd_survey(args, run_one))

@@ -561,8 +561,48 @@ class RunCommandTest(unittest.TestCase):
             with mock.patch.object(cli, 'run_one', return_value=real_outcome(Path(tmp))):
                 rc, out, err = call(['run', '--results', tmp, '--json'])
         self.assertEqual(rc, 1)
-        self.assertEqual(json.loads(out), real_outcome().summary)
+        got, want = json.loads(out), real_outcome().summary
+        # A debian: kernel without --expect: Debian's expectations, for
+        # information only (the exit code stays the test's 1).
+        self.assertEqual((got.pop('as_expected'), got['expected']['gating']), (True, False))
+        for key in ('expected', 'files'):         # files: the reports written again
+            got.pop(key), want.pop(key, None)
+        want.pop('as_expected')
+        self.assertEqual(got, want)
         self.assertIn('verdict: ', err)
+        self.assertIn('expect:  as expected (runner/expectations/debian.txt); informational', err)
+
+    def test_expect_gates_the_exit_code(self):
+        default = str(REPO / 'runner' / 'expectations' / 'debian.txt')
+        with tempfile.TemporaryDirectory() as tmp:
+            with mock.patch.object(cli, 'run_one', return_value=real_outcome(Path(tmp))):
+                rc, out, _ = call(['run', '--results', tmp, '--expect', default])
+            s = json.loads((Path(tmp) / 'summary.json').read_text())
+            junit_xml = (Path(tmp) / 'junit.xml').read_text()
+        self.assertEqual((rc, s['exit_code'], s['as_expected']), (0, 0, True))
+        self.assertIn('known failure: verdict_shadow_read (expected: fail', out)
+        self.assertIn('<skipped>known failure (expected: fail', junit_xml)
+        self.assertIn('exit:    0', out)
+        with tempfile.TemporaryDirectory() as tmp:
+            fixed = Path(tmp) / 'fixed.txt'
+            fixed.write_text('6.12 verdict_driver_* pass\n')
+            with mock.patch.object(cli, 'run_one', return_value=real_outcome(Path(tmp))):
+                rc, out, _ = call(['run', '--results', f'{tmp}/r', '--expect', str(fixed)])
+        self.assertEqual(rc, 1)
+        self.assertIn(f'NEW FAILURE: verdict_shadow_read (expected: pass, {fixed}:1', out)
+
+    def test_expect_refuses_a_bad_file_and_the_probe(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = Path(tmp) / 'bad.txt'
+            bad.write_text('6.12 verdict_driver_read fial\n')
+            with mock.patch.object(cli, 'run_one', side_effect=AssertionError('must not run')):
+                rc, _, err = call(['run', '--expect', str(bad)])
+                self.assertEqual(rc, ('exit', 2))      # argparse's: nothing runs
+                self.assertIn(f"{bad}:1: expectation 'fial'", err)
+                bad.write_text('* * pass\n')
+                rc, _, err = call(['run', '--method', 'probe', '--expect', str(bad)])
+        self.assertEqual(rc, 2)
+        self.assertIn('the probe (--method probe) has none', err)
 
     def test_run_one_prepares_once_and_runs(self):
         """One prepare step (plan.make) asked for everything, its Payload

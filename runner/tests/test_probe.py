@@ -301,14 +301,15 @@ class RunHost(unittest.TestCase):
 
 class Survey(unittest.TestCase):
 
-    def test_expected_bug_by_series(self):
-        self.assertIs(probe.expected_bug("6.1"), False)
-        self.assertIs(probe.expected_bug("6.9"), False)
-        self.assertIs(probe.expected_bug("6.10"), True)
-        self.assertIs(probe.expected_bug("6.12"), True)
-        self.assertIs(probe.expected_bug("7.2"), True)
-        self.assertIs(probe.expected_bug("7.3"), False)
-        self.assertIsNone(probe.expected_bug("7.4"))
+    def test_expected_bug_from_debians_file(self):
+        # probe-survey's expectations: runner/expectations/debian.txt.
+        from gupnm.prepare import debian
+        offers = [debian.Offered(rel, "amd64", "linux-image-" + rel, "1", ["sid"], "binary",
+                                 False) for rel in ("6.1.0-57-amd64", "6.12.118+deb13-amd64",
+                                                     "7.2.13+deb14-amd64", "7.3.4+deb13-amd64")]
+        rows = probe.survey_rows(offers, lambda o: (_ for _ in ()).throw(
+            probe.RunnerError("x")))
+        self.assertEqual([r["expected_bug"] for r in rows], [False, True, True, False])
 
     def test_rows_and_mismatches(self):
         from gupnm.prepare import debian

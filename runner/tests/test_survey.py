@@ -8,6 +8,7 @@ from pathlib import Path
 from unittest import mock
 
 from gupnm import probe, survey
+from gupnm.report import expect
 from gupnm.prepare import debian
 from gupnm.host import RunnerError, UsageError
 
@@ -204,19 +205,34 @@ class SurveyOneTest(unittest.TestCase):
 
 
 class ExitStatusTest(unittest.TestCase):
-    def row(self, series, bug):
-        return survey._judged({"series": series, "bug_present": bug, "verdict": ""})
+    def row(self, release, bug, exp=None):
+        return survey._judged({"release": release, "bug_present": bug, "verdict": ""}, exp)
 
     def test_findings_are_not_failures(self):
-        self.assertEqual(survey.exit_status([self.row("6.12", True), self.row("7.3", False)]), 0)
+        self.assertEqual(survey.exit_status([self.row("6.12.118+deb12-amd64", True),
+                                             self.row("7.3.4+deb13-amd64", False)]), 0)
 
     def test_mismatch_is_1_and_marked(self):
-        rows = [self.row("6.1", True)]
+        rows = [self.row("6.1.0-57-amd64", True)]
         self.assertEqual(survey.exit_status(rows), 1)
-        self.assertIn("MISMATCH", survey._word(rows[0]))
+        self.assertIn("MISMATCH: expected no bug, no rule: pass", survey._word(rows[0]))
 
     def test_no_verdict_is_3(self):
-        self.assertEqual(survey.exit_status([self.row("6.1", None)]), 3)
+        self.assertEqual(survey.exit_status([self.row("6.1.0-57-amd64", None)]), 3)
+
+    def test_expectations_come_from_the_file(self):
+        # The day Debian backports the fix to 6.12, a line says so: no code.
+        debian_txt = expect.default()
+        fixed = expect.Expectations("x.txt", debian_txt.rules + expect.parse(
+            "6.12.125..6.12  verdict_driver_*  pass  # backported", "fixed.txt"))
+        row = self.row("6.12.125+deb13-amd64", False, fixed)
+        self.assertEqual((row["agrees"], row["expected_by"]), (True, "fixed.txt:1"))
+        row = self.row("6.12.125+deb13-amd64", True, fixed)
+        self.assertIn("MISMATCH: expected no bug, fixed.txt:1", survey._word(row))
+        row = self.row("6.12.118+deb13-amd64", True, fixed)
+        rule = expect.expectation(debian_txt, row["release"], "verdict_driver_read")[1]
+        self.assertEqual((row["agrees"], row["expected_by"]), (True, rule.where))
+        self.assertTrue(rule.where.startswith("runner/expectations/debian.txt:"))
 
 
 class PickTest(unittest.TestCase):

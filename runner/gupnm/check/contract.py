@@ -130,6 +130,50 @@ def check_exit_codes(t, tmp: Path) -> None:
 
     check_sigint(t, tmp / "row130")
     check_parse(t, tmp)
+    check_expectations(t, tmp)
+
+
+# A file that expects Debian's 6.12 fixed: the default's rules, then the
+# line the day Debian backports c494788faffe would add (the last rule wins).
+FIXED_612 = "6.12  verdict_driver_*  pass  # as if Debian had backported the fix\n"
+
+
+def check_expectations(t, tmp: Path) -> None:
+    """--expect gates a Debian 6.12 job on 'as expected' (docs/expectations.md):
+    the bug with Debian's file is exit 0, a file expecting the fix turns it
+    red (exit 1), a bad line is exit 2 before anything runs."""
+    default = REPO / "runner" / "expectations" / "debian.txt"
+    r = gupnm(["run", "--kernel", BUG_KERNEL, "--expect", str(default),
+               "--results", str(tmp / "expect-default")])
+    ok, detail = _expect(r, 0, outcome="fail", verdict=BUG_MESSAGE)
+    e, s = (r.summary or {}).get("expected") or {}, r.summary or {}
+    known = sorted(c["name"] for c in e.get("cases", []) if c["kind"] == "known failure")
+    junit = (r.results / "junit.xml").read_text() if r.results and \
+        (r.results / "junit.xml").exists() else ""
+    ok = ok and s.get("as_expected") is True and e.get("test_exit_code") == 1 \
+        and known == ["verdict_driver_read", "verdict_driver_write"] \
+        and "known failure: verdict_driver_read (expected: fail" in r.out \
+        and junit.count("<skipped>known failure (expected: fail") == 2
+    t.record(f"expectations: {BUG_KERNEL} (the bug) with --expect "
+             "runner/expectations/debian.txt is exit 0, as expected: its two "
+             "known failures named in the report, summary.json and junit.xml "
+             "(skipped)", ok, detail)
+    fixed = tmp / "expect-fixed.txt"
+    fixed.write_text(default.read_text() + FIXED_612)
+    r = gupnm(["run", "--kernel", BUG_KERNEL, "--expect", str(fixed),
+               "--results", str(tmp / "expect-fixed")])
+    ok, detail = _expect(r, 1, outcome="fail", verdict=BUG_MESSAGE)
+    ok = ok and (r.summary or {}).get("as_expected") is False \
+        and "NEW FAILURE: verdict_driver_read (expected: pass" in r.out
+    t.record(f"expectations: {BUG_KERNEL} with a file expecting the fix is exit 1, "
+             "NEW FAILURE named", ok, detail)
+    bad = tmp / "expect-bad.txt"
+    bad.write_text("# a typo on line 2\n6.12 verdict_driver_read fial\n")
+    r = gupnm(["run", "--kernel", BUG_KERNEL, "--expect", str(bad),
+               "--results", str(tmp / "expect-bad")], timeout=60)
+    t.record("expectations: a bad line is exit 2 naming FILE:LINE, nothing run",
+             r.rc == 2 and f"{bad}:2: expectation 'fial'" in r.err
+             and not (tmp / "expect-bad").exists(), r.detail())
 
 
 # gup_test's init replaced by one that fails: the module cannot load.

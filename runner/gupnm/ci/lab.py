@@ -26,7 +26,7 @@ from pathlib import Path
 from ..guest import qemu, vmrun
 from ..host import UsageError, ensure_tools, progress
 from ..parse import console
-from ..report import results
+from ..report import expect, results
 from . import kselftest_paths, lava, linaro
 
 VIAS = ("run_kselftest", "linaro")
@@ -143,6 +143,10 @@ def _common(p, results_arg) -> None:
                    "results/<time>-<what>-<n>)")
     p.add_argument("--json", action="store_true",
                    help="print summary.json on stdout (the report goes to stderr)")
+    p.add_argument("--expect", type=expect.arg, default=None, metavar="FILE",
+                   help="compare gup_null_mapping's cases with FILE's expectations "
+                   "(docs/expectations.md): exit 0 when all are as expected, 1 "
+                   "on a new failure or an unexpected pass")
 
 
 def _job(text: str) -> str:
@@ -232,12 +236,16 @@ def summary(*, spec: str, code: int, verdict: str, problems: list[str],
 
 
 def _finish(args, outdir: Path, s: dict, lines: list[str]) -> int:
-    """Reports written, the per-case lines and verdict printed; the code."""
+    """Reports written, the per-case lines and verdict printed; the code
+    (with --expect, the comparison's: report/expect.py)."""
+    expect.apply(s, getattr(args, "expect", None))
     unwritten = vmrun.save_reports(outdir, s)
     out = sys.stderr if args.json else sys.stdout
     for line in lines:
         print(line, file=out)
     print(f"verdict: {s['verdict']}", file=out)
+    for line in expect.report_lines(s):
+        print(line, file=out)
     for p in s["problems"]:
         print(f"PROBLEM: {p}", file=out)
     for n in s.get("notes", []):
@@ -265,6 +273,7 @@ def _fail_summary(args, outdir: Path, spec: str, code: int, message: str,
                              durations={"total": time.monotonic() - t0})
     s.update(meta)
     s["files"] = dict(vmrun.REPORT_FILES)
+    expect.apply(s, getattr(args, "expect", None))      # not judged: code kept
     vmrun.save_reports(outdir, s)
     if args.json:
         print(json.dumps(s, indent=2, sort_keys=True))

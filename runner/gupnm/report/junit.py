@@ -60,7 +60,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any, Mapping, Optional
 
-from . import ktap, results
+from . import expect, ktap, results
 
 TEST = "gup_null_mapping"
 RUNNER_CLASS = "gupnm"
@@ -171,6 +171,8 @@ def _properties(suite: ET.Element, summary: Mapping[str, Any]) -> None:
              ("outcome", summary.get("outcome")),
              ("exit_code", summary.get("exit_code")),
              ("verdict", summary.get("verdict")),
+             ("as_expected", {True: "true", False: "false"}.get(summary.get("as_expected"))),
+             ("expectations", (summary.get("expected") or {}).get("file")),
              ("tool_version", summary.get("tool_version"))]
     pairs += [(f"duration.{step}", _seconds(v))
               for step, v in sorted((summary.get("durations") or {}).items())]
@@ -178,6 +180,16 @@ def _properties(suite: ET.Element, summary: Mapping[str, Any]) -> None:
     for key, value in pairs:
         ET.SubElement(props, "property", name=key,
                       value="" if value is None else str(value))
+
+
+def _gate(summary: Mapping[str, Any]) -> dict[str, dict]:
+    """Case name -> its comparison, when expectations gate the run
+    (--expect): a known failure is then a skipped case saying so, an
+    unexpected pass or skip a failure; without --expect, nothing changes."""
+    e = summary.get("expected") or {}
+    if not e.get("gating") or summary.get("as_expected") is None:
+        return {}
+    return {c["name"]: c for c in e.get("cases") or []}
 
 
 def build(summary: Mapping[str, Any]) -> ET.Element:
@@ -193,9 +205,18 @@ def build(summary: Mapping[str, Any]) -> ET.Element:
     if whole_skip:
         ET.SubElement(_case(suite, test, classname), "skipped").text = summary["skip_reason"]
         skipped += 1
+    gate = _gate(summary)
     for c in cases:
         tc = _case(suite, c["name"] or f"case_{c['number']}", classname)
-        if c["status"] in FAILED:
+        seen = gate.get(c["name"])
+        if seen and seen["kind"] == "known failure":
+            skipped += 1
+            ET.SubElement(tc, "skipped").text = f"known failure ({expect.why(seen)})"
+        elif seen and seen["kind"] in ("unexpected pass", "unexpected skip"):
+            failures += 1
+            ET.SubElement(tc, "failure", message=f"{seen['kind'].upper()} ({expect.why(seen)})",
+                          type=seen["kind"]).text = tap_block(c)
+        elif c["status"] in FAILED:
             failures += 1
             ET.SubElement(tc, "failure", message=failure_message(c),
                           type=c["status"]).text = tap_block(c)

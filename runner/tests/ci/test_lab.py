@@ -3,6 +3,7 @@
 reports. No VM runs: the boot and lava-run are mocked where a command
 would reach them (the real runs are in docs/lab-commands.md)."""
 
+import io
 import json
 import os
 import shutil
@@ -635,3 +636,42 @@ class LavaAgain(unittest.TestCase):
         self.assertIn('fix alone', lava.spec_problem('source-kselftest',
                                                      'source:debian-6.12'))
         self.assertIsNone(lava.spec_problem('source-kselftest', 'source:debian-7.3:nofix'))
+
+
+class Expectations(unittest.TestCase):
+    """--expect on kselftest and lava: their flattened names compared with
+    an expectations file, the exit the comparison's (lab._finish)."""
+
+    def finish(self, ours, exp):
+        from gupnm.report import expect
+        code, problems, verdict = lab.judge(ours, runner_exit=0, splats=[],
+                                            booted='7.3.4+', release='7.3.4+')
+        s = lab.summary(spec='source:debian-7.3:nofix', code=code, verdict=verdict,
+                        problems=problems, cases=ours, release='7.3.4+', booted='7.3.4+',
+                        source={'kind': 'source'}, memory_mb=2048, cmdline='x',
+                        exit_status=0, command='c', splats=[], durations={'total': 1.0},
+                        notes=[], meta={}, attempts=1, files={})
+        args = mock.Mock(json=False,
+                         expect=expect.Expectations('e.txt', expect.parse(exp, 'e.txt')))
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch('sys.stdout', new_callable=io.StringIO) as out:
+            rc = lab._finish(args, Path(tmp), s, [])
+        root = schema.load()
+        self.assertEqual(schema.errors(s['expected'], root['properties']['expected'],
+                                       root=root), [])
+        return rc, s, out.getvalue()
+
+    def test_the_bug_expected_is_0_and_the_tests_own_line_not_compared(self):
+        ours = with_result(OURS_PASS, 'verdict_shadow_read', 'fail')
+        ours = with_result(ours, '_gup_null_mapping', 'fail')
+        rc, s, out = self.finish(ours, '7.3 verdict_driver_read fail # nofix\n')
+        self.assertEqual((rc, s['exit_code'], s['as_expected']), (0, 0, True))
+        self.assertEqual(len(s['expected']['cases']), 3)
+        self.assertIn('known failure: mm_ksft_gup_test_sh_gup_null_mapping_verdict_shadow_read '
+                      '(expected: fail, e.txt:1: nofix)', out)
+
+    def test_a_pass_expected_to_fail_is_1(self):
+        rc, s, out = self.finish(OURS_PASS, '7.3 verdict_driver_read fail\n')
+        self.assertEqual((rc, s['as_expected']), (1, False))
+        self.assertIn('UNEXPECTED PASS: mm_ksft_gup_test_sh_gup_null_mapping_verdict_shadow_read',
+                      out)
