@@ -37,7 +37,7 @@ from .host import (BOOT_PACKAGES, REPO, Interrupted, RunnerError, UsageError, en
                    missing_tools, progress)
 from .parse import console, modload, tap
 from .prepare import arm64, cache, command, kconfig, kernels, plan, vmlinux
-from .report import figures, results, stats
+from .report import figures, junit, results, stats
 
 # Debian 12 (bookworm) hosts build its 6.12 module with their own gcc-12:
 # the main job needs no suite root. debian:6.12 is trixie's newest.
@@ -816,8 +816,8 @@ def parse_log(raw: str) -> tuple[tap.TapResult, list, int | None]:
         if m:
             exit_status = int(m.group(1))
             text = text[:m.start()]
-    if "# running ./gup_null_mapping" in text:
-        text = vmrun.unnest_run_vmtests(text)
+    if "running ./gup_null_mapping" in text:     # run_vmtests.sh, run_kselftest.sh
+        text = tap.unnest(text)
     parsed = tap.parse_tap(text.splitlines())
     if bench is not None:
         vmrun.merge_bench(parsed, tap.parse_tap(bench.splitlines()))
@@ -846,6 +846,8 @@ def log_problems(raw: str, parsed: tap.TapResult, outcome: str,
 
 def cmd_parse(args) -> int:
     raw = _read_log(args.file)
+    if '"lvl": "target"' in raw:                # lava-run's log: the guest's console
+        raw = lab.lava_console(raw)
     parsed, splats, exit_status = parse_log(raw)
     # As run judges it (results.build_summary): before 6.5 the long-term
     # writable pins of page cache go through GUP-fast by design; the kernel
@@ -876,6 +878,12 @@ def cmd_parse(args) -> int:
         if problem != "the test did not run":      # the TAP problems say it
             print(f"PROBLEM: {problem}")
     print(f"exit:    {code}")
+    if args.junit:
+        junit.write(args.junit, junit.from_parsed(
+            parsed, release=release.group(1) if release else None, exit_code=code,
+            outcome=vmrun.outcome_of(code), verdict=verdict, problems=problems,
+            splats=splats), console=args.file)
+        print(f"junit:   {args.junit}")
     return code
 
 
@@ -1000,6 +1008,9 @@ def _build_parser() -> _Parser:
     p.set_defaults(func=cmd_compare)
     p = sub.add_parser("parse", help="verdict of a saved console log, status.log or TAP file")
     p.add_argument("file", type=Path)
+    p.add_argument("--junit", type=Path, default=None, metavar="FILE",
+                   help="also write the log's results as JUnit XML to FILE "
+                   "(the names run, kselftest and lava give them)")
     p.set_defaults(func=cmd_parse)
     _add_cache_parser(sub)
     survey.add_parsers(sub, _vm_args, run_one)
