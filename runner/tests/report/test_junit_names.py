@@ -24,7 +24,7 @@ from gupnm import testargs  # noqa: E402
 from gupnm.ci import lab, lava  # noqa: E402
 from gupnm.parse import tap  # noqa: E402
 from gupnm.report import junit, junit_xsd  # noqa: E402
-from test_cli import call  # noqa: E402
+from tests.test_cli import call  # noqa: E402
 
 DATA = HERE / 'data'
 REAL = DATA / 'real'
