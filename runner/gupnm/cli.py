@@ -266,14 +266,39 @@ def _one_line_values(spec: str, args) -> None:
                              "(a newline?): give it on one line")
 
 
+def tool_version() -> tuple[str | None, str]:
+    """(version, where it comes from): `git describe --always --dirty
+    --tags` of the checkout the runner runs from; (None, why) when that is
+    not a git checkout (an unpacked tarball) or git is missing."""
+    try:
+        proc = subprocess.run(["git", "-C", str(REPO), "describe", "--always",
+                               "--dirty", "--tags"], capture_output=True,
+                              text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return None, f"no version: git describe could not run ({err})"
+    if proc.returncode == 0 and proc.stdout.strip():
+        return proc.stdout.strip(), f"git describe --always --dirty --tags of {REPO}"
+    why = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return None, f"no version: {REPO} is not a git checkout ({why})"
+
+
+class _Version(argparse.Action):
+    """--version: the version and where it comes from, computed when asked."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the runner's version (git describe of its "
+                         "checkout) and where it comes from, then exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        version, where = tool_version()
+        print(f"gupnm-run {version or 'unknown'} ({where})")
+        parser.exit(0)
+
+
 def run_meta(started: datetime) -> dict:
     """Facts about the run for a pipeline: when, with what, where."""
-    try:
-        tool = subprocess.run(["git", "-C", str(REPO), "describe", "--always",
-                               "--dirty", "--tags"], capture_output=True,
-                              text=True, timeout=10).stdout.strip() or None
-    except (OSError, subprocess.TimeoutExpired):
-        tool = None
+    tool = tool_version()[0]
     os_name = None
     try:
         for line in Path("/etc/os-release").read_text().splitlines():
@@ -983,6 +1008,7 @@ def _build_parser() -> _Parser:
     """gupnm-run's parser: run, compare, parse, cache and the others' subcommands."""
     parser = _Parser(prog="gupnm", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("run", help="run the test on one kernel",
                        description=kernels.__doc__,
