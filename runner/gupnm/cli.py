@@ -37,7 +37,7 @@ from .host import (BOOT_PACKAGES, REPO, Interrupted, RunnerError, UsageError, en
                    missing_tools, progress)
 from .parse import console, modload, tap
 from .prepare import arm64, cache, command, kconfig, kernels, plan, vmlinux
-from .report import expect, figures, results, stats
+from .report import expect, figures, junit, results, stats
 
 # Debian 12 (bookworm) hosts build its 6.12 module with their own gcc-12:
 # the main job needs no suite root. debian:6.12 is trixie's newest.
@@ -266,14 +266,39 @@ def _one_line_values(spec: str, args) -> None:
                              "(a newline?): give it on one line")
 
 
+def tool_version() -> tuple[str | None, str]:
+    """(version, where it comes from): `git describe --always --dirty
+    --tags` of the checkout the runner runs from; (None, why) when that is
+    not a git checkout (an unpacked tarball) or git is missing."""
+    try:
+        proc = subprocess.run(["git", "-C", str(REPO), "describe", "--always",
+                               "--dirty", "--tags"], capture_output=True,
+                              text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return None, f"no version: git describe could not run ({err})"
+    if proc.returncode == 0 and proc.stdout.strip():
+        return proc.stdout.strip(), f"git describe --always --dirty --tags of {REPO}"
+    why = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    return None, f"no version: {REPO} is not a git checkout ({why})"
+
+
+class _Version(argparse.Action):
+    """--version: the version and where it comes from, computed when asked."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the runner's version (git describe of its "
+                         "checkout) and where it comes from, then exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        version, where = tool_version()
+        print(f"gupnm-run {version or 'unknown'} ({where})")
+        parser.exit(0)
+
+
 def run_meta(started: datetime) -> dict:
     """Facts about the run for a pipeline: when, with what, where."""
-    try:
-        tool = subprocess.run(["git", "-C", str(REPO), "describe", "--always",
-                               "--dirty", "--tags"], capture_output=True,
-                              text=True, timeout=10).stdout.strip() or None
-    except (OSError, subprocess.TimeoutExpired):
-        tool = None
+    tool = tool_version()[0]
     os_name = None
     try:
         for line in Path("/etc/os-release").read_text().splitlines():
@@ -837,8 +862,8 @@ def parse_log(raw: str) -> tuple[tap.TapResult, list, int | None]:
         if m:
             exit_status = int(m.group(1))
             text = text[:m.start()]
-    if "# running ./gup_null_mapping" in text:
-        text = vmrun.unnest_run_vmtests(text)
+    if "running ./gup_null_mapping" in text:     # run_vmtests.sh, run_kselftest.sh
+        text = tap.unnest(text)
     parsed = tap.parse_tap(text.splitlines())
     if bench is not None:
         vmrun.merge_bench(parsed, tap.parse_tap(bench.splitlines()))
@@ -867,6 +892,8 @@ def log_problems(raw: str, parsed: tap.TapResult, outcome: str,
 
 def cmd_parse(args) -> int:
     raw = _read_log(args.file)
+    if '"lvl": "target"' in raw:                # lava-run's log: the guest's console
+        raw = lab.lava_console(raw)
     parsed, splats, exit_status = parse_log(raw)
     # As run judges it (results.build_summary): before 6.5 the long-term
     # writable pins of page cache go through GUP-fast by design; the kernel
@@ -897,6 +924,12 @@ def cmd_parse(args) -> int:
         if problem != "the test did not run":      # the TAP problems say it
             print(f"PROBLEM: {problem}")
     print(f"exit:    {code}")
+    if args.junit:
+        junit.write(args.junit, junit.from_parsed(
+            parsed, release=release.group(1) if release else None, exit_code=code,
+            outcome=vmrun.outcome_of(code), verdict=verdict, problems=problems,
+            splats=splats), console=args.file)
+        print(f"junit:   {args.junit}")
     return code
 
 
@@ -996,6 +1029,7 @@ def _build_parser() -> _Parser:
     """gupnm-run's parser: run, compare, parse, cache and the others' subcommands."""
     parser = _Parser(prog="gupnm", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("run", help="run the test on one kernel",
                        description=kernels.__doc__,
@@ -1026,6 +1060,9 @@ def _build_parser() -> _Parser:
     p.set_defaults(func=cmd_compare)
     p = sub.add_parser("parse", help="verdict of a saved console log, status.log or TAP file")
     p.add_argument("file", type=Path)
+    p.add_argument("--junit", type=Path, default=None, metavar="FILE",
+                   help="also write the log's results as JUnit XML to FILE "
+                   "(the names run, kselftest and lava give them)")
     p.set_defaults(func=cmd_parse)
     _add_cache_parser(sub)
     survey.add_parsers(sub, _vm_args, run_one)

@@ -763,8 +763,12 @@ def cmd_survey(args) -> int:
     (outdir / "probe-survey.json").write_text(json.dumps(rows, indent=2) + "\n")
     table = format_rows(rows)
     (outdir / "probe-survey.txt").write_text(table + "\n")
-    print(table)
-    print(f"{len(rows)} kernels; results in {outdir}")
+    human = sys.stderr if args.json else sys.stdout     # --json: stdout is JSON only
+    print(table, file=human)
+    print(f"{len(rows)} kernels; results in {outdir}", file=human)
+    if args.json:
+        print(json.dumps(rows, indent=2))           # probe-survey.json's content
+        args.printed_json = True
     if any(r["agrees"] is False for r in rows):
         return EXIT_FAIL
     if any(r["bug_present"] is None for r in rows):
@@ -785,4 +789,6 @@ def add_parsers(sub) -> None:
     p.add_argument("--expect", type=expect.arg, default=None, metavar="FILE",
                    help="what each kernel is expected to carry (default "
                    "runner/expectations/debian.txt; docs/expectations.md)")
+    p.add_argument("--json", action="store_true",
+                   help="print probe-survey.json on stdout (the table goes to stderr)")
     p.set_defaults(func=cmd_survey)

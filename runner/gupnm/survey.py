@@ -276,25 +276,30 @@ def cmd_survey(args, run_one) -> int:
         progress(f"survey: kernel {i}/{len(picked)}")
         rows.append(_judged(survey_one(o, run_module, run_probe), exp))
         _write(outdir, stamp, args, rows, time.monotonic() - t0)
-    text = table(rows)
-    print(text)
+    human = sys.stderr if args.json else sys.stdout     # --json: stdout is JSON only
+    print(table(rows), file=human)
     code = exit_status(rows)
     methods = {m: sum(r["method"] == m for r in rows) for m in ("module", probe.METHOD)}
     print(f"{len(rows)} {args.arch} kernels ({methods['module']} module, "
           f"{methods[probe.METHOD]} probe) in {time.monotonic() - t0:.0f} s; "
-          f"results: {outdir}/survey.json; exit {code}")
+          f"results: {outdir}/survey.json; exit {code}", file=human)
     if args.json:
-        json.dump(rows, sys.stdout, indent=2)
-        print()
+        print(json.dumps(document(stamp, args, rows, time.monotonic() - t0), indent=2))
+        args.printed_json = True
     return code
+
+
+def document(stamp: str, args, rows: list[dict], seconds: float) -> dict:
+    """survey.json's content, which --json prints."""
+    return {"date": stamp, "arch": args.arch, "flavours": args.flavours,
+            "seconds": round(seconds), "load_average": list(os.getloadavg()),
+            "kernels": rows}
 
 
 def _write(outdir: Path, stamp: str, args, rows: list[dict], seconds: float) -> None:
     """survey.json and survey.txt, rewritten after every kernel."""
     (outdir / "survey.json").write_text(json.dumps(
-        {"date": stamp, "arch": args.arch, "flavours": args.flavours,
-         "seconds": round(seconds), "load_average": list(os.getloadavg()),
-         "kernels": rows}, indent=2) + "\n")
+        document(stamp, args, rows, seconds), indent=2) + "\n")
     (outdir / "survey.txt").write_text(table(rows) + "\n")
 
 

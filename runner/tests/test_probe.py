@@ -491,7 +491,7 @@ class JunitTest(unittest.TestCase):
                           release="6.12.118+deb13-amd64", seconds=4.2)
         xml = junit.to_string(probe.junit_view(s))
         self.assertEqual(junit_xsd.errors(xml), [])
-        self.assertIn('classname="debian-6.12-6.12.118+deb13-amd64.amd64.gupnm_probe"', xml)
+        self.assertIn('classname="gupnm.gupnm_probe"', xml)
         failed = [r["name"] for r in s["results"] if r["status"] == "fail"]
         self.assertTrue(failed)
         for name in failed:

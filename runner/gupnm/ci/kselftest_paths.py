@@ -29,7 +29,7 @@ from ..guest import initramfs, qemu
 from ..host import REPO, RunnerError, progress
 from ..parse import tap
 from ..parse.status import parse_status
-from ..prepare import kernels, kselftest_arm64, kselftest_build, source
+from ..prepare import cache, kernels, kselftest_arm64, kselftest_build, source
 from . import linaro, tapflat
 
 GUEST_SCRIPT = REPO / "runner" / "guest" / "kselftest-paths.sh"
@@ -287,6 +287,16 @@ def prepared(spec: str):
             raise RunnerError(f"{spec}: this selection has no gup_test with "
                               "GUP_FAST_VERDICT to build in (the upstream series)")
         return k, kselftest_build.build(k.tree, commit=k.commit)
+
+
+def kernel_source(k, built: kselftest_build.Built) -> dict:
+    """How a kselftest path's kernel was obtained, for its summary: the
+    tree, its base commit and patches, the selftests' commit and wrapper,
+    and the sha256 of the image booted."""
+    return {"kind": "source", "tree": str(k.base), "base_commit": k.base_commit,
+            "patches": list(k.patches), "selftests_commit": built.commit,
+            "wrapper": built.wrapper, "boot_image": str(k.image),
+            "boot_image_sha256": cache.recorded_sha256(k.image)}
 
 
 def run_kernel(spec: str, k, built: kselftest_build.Built,

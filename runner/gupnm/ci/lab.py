@@ -356,8 +356,7 @@ def _kselftest(args, td: Path | None, outdir: Path, started: dict, t0: float) ->
                         "result.txt (see paths.txt)")
     s = summary(spec=args.spec, code=code, verdict=verdict, problems=problems,
                 cases=ours, release=o.release, booted=o.booted,
-                source={"kind": "source", "selftests_commit": built.commit,
-                        "wrapper": built.wrapper, "via": args.via},
+                source={**kselftest_paths.kernel_source(k, built), "via": args.via},
                 memory_mb=kselftest_paths.MEMORY_MB, cmdline=qemu.BASE_APPEND,
                 exit_status=p.exit_status if p else None, command=command,
                 splats=splats, durations={"prepare": prepare_s,
@@ -470,7 +469,8 @@ def _lava(args, outdir: Path, started: dict, t0: float) -> int:
     rel = os.path.relpath(r.outdir, outdir)
     s = summary(spec=args.spec, code=code, verdict=verdict, problems=problems,
                 cases=ours, release=r.release, booted=booted,
-                source={"kind": args.spec.split(":", 1)[0], "lava_job": args.job},
+                source={**r.source, "kind": args.spec.split(":", 1)[0],
+                        "lava_job": args.job},
                 memory_mb=2048, cmdline=qemu.BASE_APPEND, exit_status=r.returncode,
                 command=f"lava-run --device device.yaml (rendered from "
                         f"{lava.DEVICE.name}) {lava.JOBS[args.job].name}",

@@ -25,7 +25,7 @@ import re
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -89,6 +89,9 @@ class LavaRun:
     returncode: int | None
     seconds: float
     outdir: Path
+    # How the kernel was obtained (kernels.prepare's source: packages,
+    # versions, sha256 of each and of the image booted).
+    source: dict = field(default_factory=dict)
 
     def suite(self, definition: str) -> list[Case]:
         return [c for c in self.cases if c.definition == definition]
@@ -209,10 +212,11 @@ def parse_results(stdout: str) -> list[Case]:
     return cases
 
 
-def _artifacts(job: str, spec: str, work: Path) -> tuple[Path, str, dict]:
+def _artifacts(job: str, spec: str, work: Path) -> tuple[Path, str, dict, dict]:
     """@job's artifacts for @spec in @work/artifacts: the kernel, and the
     runner's ramdisk (debian-module) or the lab's rootfs, modules, tarball
-    and skipfile (source-kselftest); the release; the job's other values."""
+    and skipfile (source-kselftest); the release; the job's other values;
+    how the kernel was obtained (its summary's kernel.source)."""
     art = work / "artifacts"
     art.mkdir(parents=True, exist_ok=True)
     values: dict[str, str] = {}
@@ -224,17 +228,18 @@ def _artifacts(job: str, spec: str, work: Path) -> tuple[Path, str, dict]:
         cpio = initramfs.build(payload, work / "initramfs")
         shutil.move(str(cpio), art / "ramdisk.cpio")
         shutil.rmtree(work / "initramfs", ignore_errors=True)
-        image, release = prep.image, prep.release
+        image, release, source = prep.image, prep.release, dict(prep.source)
     elif job == "source-kselftest":
         k, built = kselftest_paths.prepared(spec)
         td = linaro.locate()
         labroot.build(k.release, None, built, td, art)
         values["TEST_DEFINITIONS"] = str(linaro.git_copy(td))
         image, release = k.image, k.release
+        source = kselftest_paths.kernel_source(k, built)
     else:
         raise RunnerError(f"unknown LAVA job {job}: use {', '.join(JOBS)}")
     shutil.copy2(image, art / "kernel")
-    return art, release, values
+    return art, release, values, source
 
 
 def run(job: str, spec: str, outdir: Path, job_id: int = 1,
@@ -246,7 +251,7 @@ def run(job: str, spec: str, outdir: Path, job_id: int = 1,
     if why:
         raise RunnerError(why)
     outdir.mkdir(parents=True, exist_ok=True)
-    art, release, values = _artifacts(job, spec, outdir)
+    art, release, values, source = _artifacts(job, spec, outdir)
     job_file = outdir / "job.yaml"
     text = render(JOBS[job], {**values, "ARTIFACTS": str(art),
                               "JOB_NAME": f"gup_null_mapping {job} {spec}"})
@@ -276,7 +281,7 @@ def run(job: str, spec: str, outdir: Path, job_id: int = 1,
     (outdir / "lava-run.log").write_text(out)
     if not os.environ.get("GUPNM_KEEP_WORK"):
         shutil.rmtree(art, ignore_errors=True)
-    return LavaRun(job, spec, release, parse_results(out), rc, seconds, outdir)
+    return LavaRun(job, spec, release, parse_results(out), rc, seconds, outdir, source)
 
 
 def problems(r: LavaRun, bug: bool,

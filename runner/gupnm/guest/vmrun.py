@@ -59,25 +59,8 @@ class RunOutcome:
 
 
 def unnest_run_vmtests(text: str, test: str = "gup_null_mapping") -> str:
-    """The test's own TAP from run_vmtests.sh output, one '# ' level removed."""
-    out, inside, skip = [], False, 0
-    for line in text.splitlines():
-        if re.match(rf"^# running \S*{re.escape(test)}\b", line):
-            # The title's underline follows; with busybox tr it is not
-            # made of dashes ("# -unnin--./-u-_null_m---in-"), so skip it
-            # by position.
-            inside, skip = True, 1
-            continue
-        if skip:
-            skip -= 1
-            continue
-        if inside and re.match(r"^# \[(PASS|FAIL|SKIP)\]$", line):
-            inside = False
-            continue
-        if inside:
-            out.append(line[2:] if line.startswith("# ") else
-                       "" if line == "#" else line)
-    return "\n".join(out) + "\n" if out else ""
+    """The test's own TAP from run_vmtests.sh output (tap.unnest)."""
+    return tap.unnest(text, test)
 
 
 def choose_accel(opts: VmOptions, pay: Payload, work: Path) -> tuple[str, str]:

@@ -99,6 +99,55 @@ def canonical_case(name: str) -> str:
     return _OLD_DRIVER_CASE.sub(rf'\1verdict_{DRIVER}_', name or '')
 
 
+TEST = 'gup_null_mapping'
+_FLAT_CASE = re.compile(rf'(?:^|_){TEST}(?:_(?P<case>.+))?$')
+
+
+def case_id(name: str) -> str:
+    """A result's name on every path (run, parse, kselftest, lava): the
+    test's own name for it, with today's row name. A flattened name (how
+    run_kselftest.sh's nesting, LAVA and LKFT record it:
+    mm_ksft_gup_test_sh_gup_null_mapping_verdict_shadow_read) loses its
+    parents' part (verdict_driver_read); the test's own line
+    (mm_ksft_gup_test_sh_gup_null_mapping, its exit status) is
+    gup_null_mapping; any other name is canonical_case()'s."""
+    m = _FLAT_CASE.search(name or '')
+    if m is None:
+        return canonical_case(name)
+    return canonical_case(m.group('case')) if m.group('case') else TEST
+
+
+def unnest(text: str, test: str = TEST) -> str:
+    """The test's own TAP out of a runner's nesting: run_vmtests.sh's
+    (``# running ./gup_null_mapping``, one ``# `` level) or run_kselftest.sh's
+    around it (``# # running ...``, two levels), that many levels removed,
+    up to the runner's ``[PASS]``/``[FAIL]``/``[SKIP]`` line; '' when the
+    test never ran."""
+    out, prefix, skip = [], None, 0
+    for line in text.splitlines():
+        m = re.match(rf"^((?:# )+)running \S*{re.escape(test)}\b", line)
+        if m:
+            # The title's underline follows; with busybox tr it is not
+            # made of dashes ("# -unnin--./-u-_null_m---in-"), so skip it
+            # by position.
+            prefix, skip = m.group(1), 1
+            continue
+        if skip:
+            skip -= 1
+            continue
+        if prefix is None:
+            continue
+        if re.match(rf"^{re.escape(prefix)}\[(PASS|FAIL|SKIP)\]$", line):
+            prefix = None
+        elif line.startswith(prefix):
+            out.append(line[len(prefix):])
+        elif line == prefix.rstrip():
+            out.append("")
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n" if out else ""
+
+
 def is_driver_case(name: str, accesses: tuple[str, ...] = ('read', 'write',
                                                            'longterm_write')) -> bool:
     """True for verdict_driver_<access> (verdict_shadow_<access> before v4)

@@ -5,13 +5,17 @@ would clean:
 
   kernels   unpacked Debian kernels, source-kernel trees and builds, modules,
             extracted vmlinux files, test, benchmark and stress binaries,
-            series (and what older runners kept: kselftest headers, the
-            series' gup_test source, now in the repository's generated/)
+            series, the kselftest trees and tarballs of `kselftest` and the
+            lab job (kselftest-paths/), patched trees, arm64's busybox (and
+            what older runners kept: kselftest headers, the series' gup_test
+            source, now in the repository's generated/)
   sources   downloaded packages (debs/: a Debian kernel's are dropped once
             it is unpacked and its module built), linux-source git bases
             (src/: source kernels and make patches only), the runner's own
             apt lists (apt/: every suite's, and one suite's alone in
-            apt/suite-SUITE for debian:SUITE)
+            apt/suite-SUITE for debian:SUITE), lava-server's templates and
+            Linaro's test-definitions for `lava` (lava/), virtme-ng (vng/,
+            make check's host mode)
   ccache    the compiler cache of kernel builds
   chroots   per-suite build roots
   results   this clone's results/ folders (not in the cache)
@@ -38,8 +42,9 @@ from ..host import REPO, RunnerError, UsageError, cache_dir, owner_alive, progre
 GROUPS = {
     "kernels": ("debian", "kernels", "modules", "vmlinux", "selftest", "bench",
                 "kselftest", "gup_test-source", "stress", "series", "tmp", "probe",
-                "debian-image", "image-kbuild"),
-    "sources": ("debs", "src", "apt"),
+                "debian-image", "image-kbuild", "kselftest-paths", "patched",
+                "busybox"),
+    "sources": ("debs", "src", "apt", "lava", "vng"),
     "ccache": ("ccache",),
     "chroots": ("chroots",),
 }
@@ -314,3 +319,32 @@ def _remove(entry: Path) -> None:
             entry.unlink(missing_ok=True)
         except OSError:
             pass                # a cache this run cannot write: left as is
+
+
+def recorded_sha256(path: Path) -> str | None:
+    """sha256 of @path: the one its cache entry's manifest recorded when
+    the file is still as recorded (a warm run hashes nothing), else
+    computed (a file of the user's, an entry without a record); None when
+    it cannot be read (the boot that needs it says why)."""
+    path = Path(path)
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    try:
+        for entry in path.parents:
+            manifest = entry / MANIFEST
+            if manifest.exists():
+                want = json.loads(manifest.read_text())["files"].get(
+                    str(path.relative_to(entry)))
+                if want and want.get("stamp") == _stamp(st):
+                    return want["sha256"]
+                break
+            if entry == cache_dir() or entry == entry.parent:
+                break
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    try:
+        return sha256(path)
+    except OSError:
+        return None

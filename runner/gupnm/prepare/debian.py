@@ -349,6 +349,39 @@ def drop_debs(k: DebianKernel) -> None:
                 deb.unlink()
 
 
+PACKAGE_SHA256 = ".gupnm-packages.json"
+
+
+def package_sha256(k: DebianKernel) -> dict[str, str | None]:
+    """sha256 of each package @k was unpacked from, by name=version: of the
+    .deb itself while it is there (the archive's SHA256, which apt checked
+    when it downloaded it), else the SHA256 the package lists give; kept
+    beside the unpacked kernel once known, so a warm run asks apt nothing."""
+    kept = k.root / PACKAGE_SHA256
+    try:
+        data = json.loads(kept.read_text())
+        if isinstance(data, dict) and sorted(data) == sorted(k.packages):
+            return data
+    except (OSError, ValueError):
+        pass
+    arch = k.offered.arch if k.offered else "amd64"
+    out: dict[str, str | None] = {}
+    for deb in k.debs:
+        nv = _name_version(deb)
+        if deb.exists():
+            out[nv] = cache.sha256(deb)
+            continue
+        name, version = nv.split("=", 1)
+        with apt.only_suite(k.suite) if k.suite else contextlib.nullcontext():
+            out[nv] = apt.field(name, version, "SHA256", arch) or None
+    if all(out.values()):
+        tmp = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(OSError):
+            tmp.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+            os.replace(tmp, kept)
+    return out
+
+
 def present_debs(k: DebianKernel, debs: list[Path] | None = None) -> list[Path]:
     """@k's .deb files (@debs of them only, when given), each downloaded
     again if drop_debs() removed it, through the lists @k came through."""

@@ -351,6 +351,14 @@ def _release_of(kdir: Path) -> str:
 
 
 def prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prepared:
+    """@spec ready to boot; its source records the sha256 of the image
+    booted (and a Debian kernel's, of each package)."""
+    prep = _prepare(spec, variant=variant, arch=arch)
+    prep.source["boot_image_sha256"] = cache.recorded_sha256(prep.image)
+    return prep
+
+
+def _prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Prepared:
     kind, args = parse_spec(spec)
     if arch != "amd64":
         return _prepare_arm64(spec, kind, args, variant)
@@ -390,6 +398,7 @@ def _prepare_debian(spec: str, name: str) -> Prepared:
         k = debian.fetch(name)
         boot = pool.submit(vmlinux.uncompressed, k.image)
         module = build_module(k.kdir, k.release, k)
+        shas = debian.package_sha256(k)     # while the .debs are there
         debian.drop_debs(k)
         with phases.phase("vmlinux"):
             image = boot.result() or k.image
@@ -398,6 +407,7 @@ def _prepare_debian(spec: str, name: str) -> Prepared:
     return Prepared(spec, k.release, image, module, binary, None,
                     {"kind": "debian", "release": k.release,
                      "packages": k.packages, "boot_image": str(image),
+                     "package_sha256": shas,
                      "version": k.offered.version if k.offered else None,
                      "suites": k.offered.suites if k.offered else [],
                      "compiler": debian.cc_version_text(k.kdir)},
@@ -535,12 +545,14 @@ def _prepare_arm64(spec: str, kind: str, args: list[str], variant: str) -> Prepa
                          f"(source:debian-6.12:all|nofix|wrongfix), not {what}")
     k = debian.fetch(args[0], arm64.ARCH)
     module = build_module(k.kdir, k.release, k)
+    shas = debian.package_sha256(k)
     debian.drop_debs(k)
     binary = build_selftest(REPO / SELFTEST, cc=arm64.selftest_cc())
     # Debian's arm64 vmlinuz is an uncompressed Image: QEMU boots it as is.
     return Prepared(spec, k.release, k.image, module, binary, None,
                     {"kind": "debian", "release": k.release, "arch": arm64.ARCH,
                      "packages": k.packages, "boot_image": str(k.image),
+                     "package_sha256": shas,
                      "version": k.offered.version if k.offered else None,
                      "suites": k.offered.suites if k.offered else [],
                      "compiler": debian.cc_version_text(k.kdir),

@@ -13,21 +13,22 @@ splat, the guest died or timed out, the test did not run, the kernel was
 not the one expected) -- so a run whose test never started is never an
 empty green suite. A whole-test skip is one skipped testcase.
 
-classname is ``<kernel>.<test>``: <kernel> is the kernel spec made a name
-(``debian:6.12`` -> ``debian-6.12``, ``source:debian-6.12:nofix`` ->
-``source-debian-6.12-nofix``; path parts keep their last component; an
-``image:`` spec, named by file paths, gives ``image-<release>``; a --config
-variant other than default is appended), then the kernel release the guest
-booted (the one expected when it never said) unless the spec names it
-already, then the guest's arch, e.g.
-``debian-bookworm-security-6.12.118+deb12-amd64.amd64.gup_null_mapping``.
-The spec keeps apart the source kernels built from one tree (fix, nofix,
-wrongfix have one release string) when several runs land in one CI build;
-the release says which kernel a spec such as debian:bookworm-security (the
-newest of a suite) named that day. The kernel goes first because Jenkins
-cuts classname at its last dot: package = the kernel, class = the test
-program, so each kernel is its own package and the tests read the same
-under each. The runner case's class is ``gupnm``.
+Names (issue 48): a case's name and classname are the same on every path
+and every kernel, so Jenkins' per-test history and GitLab's base/head
+comparison follow a verdict across uploads of a kernel, and across the
+ways it ran. The name is the test's own result name with today's row name
+(tap.case_id): ``verdict_driver_read`` from ``run``, from ``parse`` of a
+saved log, and from ``kselftest`` and ``lava``, whose labs record the
+flattened ``mm_ksft_gup_test_sh_gup_null_mapping_verdict_shadow_read`` (that
+name is kept in the case's <system-out>). classname is ``selftests.mm.<test>``
+(Jenkins cuts it at its last dot: package selftests.mm, the kselftest
+collection, class the test program; the probe's is ``gupnm.gupnm_probe``),
+the runner case's ``gupnm``. Which kernel, how it was obtained and where
+it ran are properties of the testsuite (spec, release, booted release,
+suite, package version, packages and their sha256, the boot image's
+sha256, arch), and the suite's name says the spec and arch: runs of
+several kernels in one CI build are told apart by their suites, as
+GitLab does by job.
 
 Messages and bodies (what Jenkins shows as "Error Message" and "Stacktrace",
 GitLab as the case's output):
@@ -50,21 +51,44 @@ last boot when an early-boot death was retried). The
 TAP cases' own times are not known (the selftest prints none, its lines
 carry no time stamp): they have no time attribute, which the schema allows,
 rather than a made-up 0.
-Properties carry the kernel release, arch, accel, outcome, exit code and the
-measured steps.
+Properties carry the kernel (above), accel, outcome, exit code, the
+measured steps and the benchmark's figures (``bench.threads=N.BACKING.median_ns``
+and min, p90, max; ``bench.threads=N.ratio``): the benchmark is not a
+testcase that cannot fail. Its TAP result ("bench") is a testcase only
+when it was given a threshold (-t MAX_RATIO) and so can fail; otherwise a
+failed benchmark (an error of its own) is the runner case's error.
+
+A run that died after the test started keeps the cases it has; the runner
+case's error then ends with the console's last lines (console.log beside
+junit.xml, CONSOLE_TAIL lines).
 """
 from __future__ import annotations
 
+import getopt
 import os
 import re
 import xml.etree.ElementTree as ET
 from typing import Any, Mapping, Optional
 
+from ..parse import tap
 from . import expect, ktap, results
 
 TEST = "gup_null_mapping"
 RUNNER_CLASS = "gupnm"
+# The package of a program's classname: the kselftest collection, but for
+# the runner's own probe.
+PACKAGE = "selftests.mm"
+PACKAGES = {"gupnm_probe": "gupnm"}
 FAILED = ("fail", "timeout", "error")
+# Commands that run the test rather than being the program: a shell
+# (run_vmtests.sh), the kselftest runners, lava-run.
+LAUNCHERS = ("bash", "sh", "cd", "run_kselftest.sh", "kselftest.sh", "lava-run")
+# The benchmark's TAP result, and its options (bench/gup_fast_bench.c's
+# getopt string; the unit tests compare them): -t MAX_RATIO lets it fail.
+BENCH_CASE = "bench"
+BENCH_OPTS = "p:r:i:c:t:V:LBh"
+# Lines of the console a run that went wrong ends its runner case with.
+CONSOLE_TAIL = 30
 # Characters XML 1.0 cannot carry (a console may hold them): shown as \xNN.
 _NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -77,9 +101,9 @@ def arch(summary: Mapping[str, Any]) -> str:
 
 
 def kernel_id(summary: Mapping[str, Any]) -> str:
-    """The kernel part of classname: spec made a name, the release the
-    guest booted (else the one expected) unless the spec names it already,
-    then the arch."""
+    """The kernel in one word (a property, kernel.id): spec made a name,
+    the release the guest booted (else the one expected) unless the spec
+    names it already, then the arch."""
     kernel = summary.get("kernel") or {}
     source = kernel.get("source") or {}
     release = kernel.get("booted_release") or kernel.get("release")
@@ -102,9 +126,37 @@ def test_name(summary: Mapping[str, Any]) -> str:
     """The program whose TAP the cases are: the test (run directly or
     through run_vmtests.sh), or a --command program."""
     words = (summary.get("command") or "").split()
-    if not words or words[0] in ("bash", "sh"):
+    if not words or words[0] in LAUNCHERS or os.path.basename(words[0]) in LAUNCHERS:
         return TEST
     return re.sub(r"[^A-Za-z0-9_+-]+", "_", os.path.basename(words[0])) or TEST
+
+
+def classname(summary: Mapping[str, Any]) -> str:
+    """The cases' classname: the program under its package, the same for
+    every kernel and every path (no release, spec or arch in it)."""
+    test = test_name(summary)
+    return f"{PACKAGES.get(test, PACKAGE)}.{test}"
+
+
+def case_name(case: Mapping[str, Any]) -> str:
+    """A case's testcase name: the test's own name for the result, the same
+    from every path (tap.case_id)."""
+    return tap.case_id(case.get("name") or "") or f"case_{case['number']}"
+
+
+def bench_can_fail(summary: Mapping[str, Any]) -> bool:
+    """Whether the benchmark was given a threshold (-t MAX_RATIO): the one
+    way its result judges the kernel."""
+    command = ((summary.get("bench_run") or {}).get("command") or "").split()
+    try:
+        opts, _ = getopt.gnu_getopt(command[1:], BENCH_OPTS)
+    except getopt.GetoptError:
+        return False
+    return any(opt == "-t" for opt, _ in opts)
+
+
+def _is_bench(case: Mapping[str, Any]) -> bool:
+    return tap.case_id(case.get("name") or "") == BENCH_CASE
 
 
 def result_line(case: Mapping[str, Any]) -> str:
@@ -150,32 +202,76 @@ def _case(suite: ET.Element, name: str, classname: str,
     return tc
 
 
-def _runner_failure(summary: Mapping[str, Any]) -> str | None:
+def _runner_failure(summary: Mapping[str, Any], bench: list,
+                    console_tail: Optional[str]) -> str | None:
+    """The runner case's error text, None when the run itself went right:
+    its problems and splats, a failed benchmark that is no testcase
+    (@bench), and the console's last lines (@console_tail) when any."""
     lines = list(summary.get("problems") or [])
     lines += [f"splat ({s['kind']}) at console line {s['line']}:\n{s['excerpt']}"
               for s in summary.get("splats") or []]
+    lines += [f"the benchmark failed: {failure_message(c)}" for c in bench
+              if c["status"] in FAILED]
     code = summary.get("exit_code")
     if not lines and code not in (0, 1, 4, None):
         lines.append(f"exit {code}: {summary.get('verdict') or 'the test did not run'}")
+    if lines and console_tail:
+        lines.append(f"the console's last lines (console.log):\n{console_tail}")
     return "\n".join(lines) or None
 
 
-def _properties(suite: ET.Element, summary: Mapping[str, Any]) -> None:
+def _kernel_pairs(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """Which kernel, how obtained: what classname no longer says."""
     kernel = summary.get("kernel") or {}
+    source = kernel.get("source") or {}
     pairs = [("spec", summary.get("spec")),
              ("kernel.id", kernel_id(summary)),
              ("kernel.arch", arch(summary)),
              ("kernel.release", kernel.get("release")),
-             ("kernel.booted_release", kernel.get("booted_release")),
-             ("accel", (summary.get("vm") or {}).get("accel")),
-             ("outcome", summary.get("outcome")),
-             ("exit_code", summary.get("exit_code")),
-             ("verdict", summary.get("verdict")),
-             ("as_expected", {True: "true", False: "false"}.get(summary.get("as_expected"))),
-             ("expectations", (summary.get("expected") or {}).get("file")),
-             ("tool_version", summary.get("tool_version"))]
+             ("kernel.booted_release", kernel.get("booted_release"))]
+    more = [("kernel.kind", source.get("kind")),
+             ("kernel.suite", " ".join(source.get("suites") or []) or None),
+             ("kernel.package_version", source.get("version")),
+             ("kernel.packages", " ".join(source.get("packages") or []) or None),
+             ("kernel.boot_image_sha256", source.get("boot_image_sha256"))]
+    more += [(f"kernel.sha256.{name}", sha)
+             for name, sha in sorted((source.get("package_sha256") or {}).items())]
+    more += [(f"kernel.{key}", source.get(key))
+             for key in ("tree", "base_commit", "selection", "config", "lava_job", "via")]
+    return pairs + [(k, v) for k, v in more if v is not None]
+
+
+def _bench_pairs(summary: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The benchmark's figures, ns/page per thread count and backing, and
+    the per-thread ratio."""
+    pairs: list[tuple[str, Any]] = []
+    if summary.get("bench_title"):
+        pairs.append(("bench.title", summary["bench_title"]))
+    for row in summary.get("bench") or []:
+        base = f"bench.threads={row['threads']}.{row['backing']}"
+        pairs += [(f"{base}.{k}_ns", row[k]) for k in ("min", "median", "p90", "max")
+                  if row.get(k) is not None]
+        if row.get("cv") is not None:
+            pairs.append((f"{base}.cv_percent", row["cv"]))
+    for ratio in summary.get("bench_ratio") or []:
+        value = ratio.get("shadow_anon_ratio") if isinstance(ratio, Mapping) else None
+        if value is not None:
+            pairs.append((f"bench.threads={ratio['threads']}.ratio", value))
+    return pairs
+
+
+def _properties(suite: ET.Element, summary: Mapping[str, Any]) -> None:
+    pairs = _kernel_pairs(summary)
+    pairs += [("accel", (summary.get("vm") or {}).get("accel")),
+              ("outcome", summary.get("outcome")),
+              ("exit_code", summary.get("exit_code")),
+              ("verdict", summary.get("verdict")),
+              ("as_expected", {True: "true", False: "false"}.get(summary.get("as_expected"))),
+              ("expectations", (summary.get("expected") or {}).get("file")),
+              ("tool_version", summary.get("tool_version"))]
     pairs += [(f"duration.{step}", _seconds(v))
               for step, v in sorted((summary.get("durations") or {}).items())]
+    pairs += _bench_pairs(summary)
     props = ET.SubElement(suite, "properties")
     for key, value in pairs:
         ET.SubElement(props, "property", name=key,
@@ -192,43 +288,59 @@ def _gate(summary: Mapping[str, Any]) -> dict[str, dict]:
     return {c["name"]: c for c in e.get("cases") or []}
 
 
-def build(summary: Mapping[str, Any]) -> ET.Element:
-    cases = summary.get("cases") or []
-    kid = kernel_id(summary)
+def _add_case(suite: ET.Element, c: Mapping[str, Any], cls: str,
+              seen: Optional[Mapping[str, Any]] = None) -> str:
+    """One TAP result as a testcase; its status as counted (@seen, the
+    case's comparison with the expectations when they gate the run: a
+    known failure is skipped saying so, an unexpected pass or skip fails)."""
+    name = case_name(c)
+    tc = _case(suite, name, cls)
+    if seen and seen["kind"] == "known failure":
+        ET.SubElement(tc, "skipped").text = f"known failure ({expect.why(seen)})"
+        return "skip"
+    if seen and seen["kind"] in ("unexpected pass", "unexpected skip"):
+        ET.SubElement(tc, "failure", message=f"{seen['kind'].upper()} ({expect.why(seen)})",
+                      type=seen["kind"]).text = tap_block(c)
+        return "fail"
+    if c["status"] in FAILED:
+        ET.SubElement(tc, "failure", message=failure_message(c),
+                      type=c["status"]).text = tap_block(c)
+    elif c["status"] == "skip":
+        ET.SubElement(tc, "skipped").text = c.get("reason") or ""
+    out = [tap_block(c)] if c["status"] == "xfail" else []
+    if name != c.get("name"):
+        out.append(f"recorded as: {c.get('name')}")
+    if out:
+        ET.SubElement(tc, "system-out").text = "\n".join(out)
+    return c["status"]
+
+
+def build(summary: Mapping[str, Any], console_tail: Optional[str] = None) -> ET.Element:
+    """The <testsuite> of @summary; @console_tail: the console's last lines,
+    shown in the runner case's error when the run went wrong."""
+    all_cases = summary.get("cases") or []
+    bench_judges = bench_can_fail(summary)
+    bench = [c for c in all_cases if _is_bench(c) and not bench_judges]
+    cases = [c for c in all_cases if not (_is_bench(c) and not bench_judges)]
     test = test_name(summary)
-    classname = f"{kid}.{test}"
+    cls = classname(summary)
     suite = ET.Element("testsuite",
-                       name=f"{test} on {summary.get('spec') or kid} ({arch(summary)})")
+                       name=f"{test} on {summary.get('spec') or kernel_id(summary)} "
+                       f"({arch(summary)})")
     _properties(suite, summary)
     failures = errors = skipped = 0
-    whole_skip = summary.get("skip_reason") is not None and not cases
+    whole_skip = summary.get("skip_reason") is not None and not all_cases
     if whole_skip:
-        ET.SubElement(_case(suite, test, classname), "skipped").text = summary["skip_reason"]
+        ET.SubElement(_case(suite, test, cls), "skipped").text = summary["skip_reason"]
         skipped += 1
     gate = _gate(summary)
     for c in cases:
-        tc = _case(suite, c["name"] or f"case_{c['number']}", classname)
-        seen = gate.get(c["name"])
-        if seen and seen["kind"] == "known failure":
-            skipped += 1
-            ET.SubElement(tc, "skipped").text = f"known failure ({expect.why(seen)})"
-        elif seen and seen["kind"] in ("unexpected pass", "unexpected skip"):
-            failures += 1
-            ET.SubElement(tc, "failure", message=f"{seen['kind'].upper()} ({expect.why(seen)})",
-                          type=seen["kind"]).text = tap_block(c)
-        elif c["status"] in FAILED:
-            failures += 1
-            ET.SubElement(tc, "failure", message=failure_message(c),
-                          type=c["status"]).text = tap_block(c)
-        elif c["status"] == "skip":
-            skipped += 1
-            ET.SubElement(tc, "skipped").text = c.get("reason") or ""
-        elif c["status"] == "xfail":
-            ET.SubElement(tc, "system-out").text = tap_block(c)
+        status = _add_case(suite, c, cls, gate.get(c.get("name")))
+        failures += status in FAILED
+        skipped += status == "skip"
     durations = summary.get("durations") or {}
-    tc = _case(suite, "runner", f"{kid}.{RUNNER_CLASS}",
-               _seconds(durations.get("boot_and_test")))
-    problem = _runner_failure(summary)
+    tc = _case(suite, "runner", RUNNER_CLASS, _seconds(durations.get("boot_and_test")))
+    problem = _runner_failure(summary, bench, console_tail)
     if problem:
         errors += 1
         ET.SubElement(tc, "error", message=problem.splitlines()[0]).text = problem
@@ -247,13 +359,31 @@ def build(summary: Mapping[str, Any]) -> ET.Element:
     return suite
 
 
+def from_parsed(parsed: tap.TapResult, *, release: Optional[str], exit_code: int,
+                outcome: str, verdict: str, problems: list[str],
+                splats: list) -> dict[str, Any]:
+    """What build() reads, for a saved log (gupnm-run parse --junit): its
+    results, the kernel it names, the verdict by run's rules; nothing
+    else is known (no spec, no run facts)."""
+    return {"spec": None, "command": None, "durations": {},
+            "kernel": {"release": release, "booted_release": release, "source": {}},
+            "exit_code": exit_code, "outcome": outcome, "verdict": verdict,
+            "problems": list(problems) + list(parsed.errors),
+            "splats": [{"kind": s.kind, "line": s.line_no, "excerpt": s.excerpt}
+                       for s in splats],
+            "skip_reason": parsed.skip_reason,
+            "cases": [{"number": r.number, "name": r.name, "status": r.status,
+                       "reason": r.directive_reason, "diagnostics": list(r.diagnostics)}
+                      for r in parsed.results]}
+
+
 def _xml_safe(text: str) -> str:
     return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def to_string(summary: Mapping[str, Any]) -> str:
+def to_string(summary: Mapping[str, Any], console_tail: Optional[str] = None) -> str:
     root = ET.Element("testsuites")
-    root.append(build(summary))
+    root.append(build(summary, console_tail))
     for el in root.iter():
         if el.text:
             el.text = _xml_safe(el.text)
@@ -263,5 +393,23 @@ def to_string(summary: Mapping[str, Any]) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def write(path: str | os.PathLike, summary: Mapping[str, Any]) -> None:
-    results.write_atomic(path, to_string(summary), ".junit-")
+def tail(path: str | os.PathLike, lines: int = CONSOLE_TAIL) -> Optional[str]:
+    """The last @lines lines of a console log, None when there is none."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 64 * 1024))
+            text = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    kept = [ln.rstrip("\r") for ln in text.splitlines()][-lines:]
+    return "\n".join(kept) or None
+
+
+def write(path: str | os.PathLike, summary: Mapping[str, Any],
+          console: str | os.PathLike | None = None) -> None:
+    """junit.xml at @path; @console (default: console.log beside it) gives
+    the runner case's console tail."""
+    if console is None:
+        console = os.path.join(os.path.dirname(os.path.abspath(path)), "console.log")
+    results.write_atomic(path, to_string(summary, tail(console)), ".junit-")

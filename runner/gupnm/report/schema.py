@@ -2,7 +2,7 @@
 
 Implements the part of JSON Schema (2020-12) that the schema file uses:
 type (one or a list), enum, const, required, properties,
-additionalProperties (false or a schema), items, minimum, and local $ref
+additionalProperties (false or a schema), items, minimum, pattern, and local $ref
 ("#/$defs/NAME"). Keywords it does not know are ignored ("format",
 "description"), as a validator may. A stricter check in CI can use any
 full JSON Schema validator on the same file.
@@ -10,6 +10,7 @@ full JSON Schema validator on the same file.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,8 @@ def errors(value: Any, schema: dict | None = None, *, root: dict | None = None,
         out.append(f"{where}: {value!r:.60} is not one of {schema['enum']}")
     if "minimum" in schema and _TYPES["number"](value) and value < schema["minimum"]:
         out.append(f"{where}: {value} is below {schema['minimum']}")
+    if "pattern" in schema and isinstance(value, str) and not re.search(schema["pattern"], value):
+        out.append(f"{where}: {value!r:.60} does not match {schema['pattern']}")
     if isinstance(value, dict):
         for key in schema.get("required", []):
             if key not in value:

@@ -582,7 +582,8 @@ class KselftestCommand(unittest.TestCase):
         from gupnm.prepare import kselftest_build
         built = kselftest_build.Built('c0ffee', Path('/t'), Path('/i'), Path('/k.tgz'),
                                       'mm:ksft_gup_test.sh', [], '', Path('/l'))
-        k = mock.Mock(release='7.3.0')
+        k = mock.Mock(release='7.3.0', image=Path('/nonexistent/vmlinux'), base=Path('/src'),
+                      base_commit='c0ffee', patches=['0001-x.patch'])
         text = ("# # ok 1 verdict_anon_read\n# # not ok 2 verdict_shadow_read\n"
                 "# not ok 1 gup_null_mapping\n# ok 2 gup_longterm\n"
                 "ok 1 selftests: mm: ksft_gup_test.sh\n")

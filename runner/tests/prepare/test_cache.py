@@ -1,6 +1,7 @@
 """Unit tests for gupnm.prepare.cache (sizes, cleaning) and gupnm.prepare.vmlinux's content keys."""
 
 import os
+import re
 import shutil
 import struct
 import sys
@@ -66,6 +67,32 @@ class CacheTest(unittest.TestCase):
         grouped = {name for names in cache.GROUPS.values() for name in names}
         for name in ('apt', 'debian', 'debs', 'modules', 'vmlinux', 'selftest', 'bench', 'tmp'):
             self.assertIn(name, grouped)
+
+    def test_every_folder_the_runner_fills_is_in_a_group(self):
+        """Issue 48: `cache --clean all` left kselftest-paths/ and lava/.
+        Every folder the code names under the cache (cache_dir() / "NAME",
+        and the static builds' groups) belongs to a group; accel-probe.json
+        is one small file (this machine's accelerator), locks/ is kept."""
+        package = Path(__file__).resolve().parents[2] / 'gupnm'
+        names = set()
+        for src in package.rglob('*.py'):
+            text = src.read_text()
+            names |= set(re.findall(r'cache_dir\(\) / "([^"]+)"', text))
+            names |= set(re.findall(r'_static_build\(\s*"([^"]+)"', text))
+        self.assertIn('kselftest-paths', names)        # the scan sees them
+        self.assertIn('selftest', names)
+        grouped = {name for names in cache.GROUPS.values() for name in names}
+        self.assertEqual(names - grouped, {'locks', 'accel-probe.json'})
+
+    def test_clean_all_empties_every_group(self):
+        for group in cache.GROUPS:
+            for folder in cache.folders(group):
+                (folder / 'entry').mkdir(parents=True, exist_ok=True)
+        cache.clean(['all'], results=self.results)
+        for group in cache.GROUPS:
+            for folder in cache.folders(group):
+                self.assertEqual(list(folder.iterdir()), [], folder)
+        self.assertTrue((self.tmp / 'cache/locks').is_dir())
 
     def test_clean_results_older_than(self):
         removed = cache.clean(['results'], 7, results=self.results)

@@ -228,19 +228,19 @@ class JunitTest(unittest.TestCase):
     def test_gated_known_failure_is_skipped_with_its_reason(self):
         s = real('table-debian-6.12')
         expect.judge(s, expect.default(), gating=True)
-        tc = self.cases(s)['verdict_shadow_read']
+        tc = self.cases(s)['verdict_driver_read']
         self.assertIsNone(tc.find('failure'))
         self.assertTrue(tc.find('skipped').text.startswith('known failure (expected: fail'))
 
     def test_informational_keeps_the_failure(self):
         s = real('table-debian-6.12')
         expect.judge(s, expect.default(), gating=False)
-        self.assertIsNotNone(self.cases(s)['verdict_shadow_read'].find('failure'))
+        self.assertIsNotNone(self.cases(s)['verdict_driver_read'].find('failure'))
 
     def test_unexpected_pass_is_a_failure(self):
         s = real('table-debian-7.3')
         expect.judge(s, rules('7.3 verdict_driver_read fail\n'), gating=True)
-        f = self.cases(copy.deepcopy(s))['verdict_shadow_read'].find('failure')
+        f = self.cases(copy.deepcopy(s))['verdict_driver_read'].find('failure')
         self.assertEqual(f.get('type'), 'unexpected pass')
         self.assertTrue(f.get('message').startswith('UNEXPECTED PASS (expected: fail, t.txt:1'))
 
