@@ -381,7 +381,9 @@ class Guest(unittest.TestCase):
         packed = []
         with mock.patch("gupnm.guest.initramfs.pack_tree",
                         side_effect=lambda root, cpio: packed.append(root) or cpio):
-            probe.initramfs(d, exe, ["-n", "8", "it's"])
+            # A stand-in busybox: the host need not have busybox-static.
+            (d / "busybox").write_text("")
+            probe.initramfs(d, exe, ["-n", "8", "it's"], busybox=d / "busybox")
         init = (packed[0] / "init").read_text()
         self.assertIn("/bin/gupnm_probe '-n' '8' 'it'\\''s'", init)
         self.assertIn(">/dev/ttyS1", init)
