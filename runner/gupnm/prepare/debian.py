@@ -289,7 +289,9 @@ def ensure_whole(k: DebianKernel) -> None:
         if k.offered is None:
             raise cache.CacheError(f"cache entry {k.root} failed its check ({why}): "
                                    "runner/gupnm-run cache --clean kernels, then run again")
-        _fetch_locked(k.offered, k.root)
+        # Through the lists it came through (debian:SUITE: that suite's alone).
+        with apt.only_suite(k.suite) if k.suite else contextlib.nullcontext():
+            _fetch_locked(k.offered, k.root)
 
 
 def packages_of(offered: Offered) -> list[str]:

@@ -435,8 +435,12 @@ class FetchTest(unittest.TestCase):
         (kdir / "include/linux").mkdir(parents=True)
         (kdir / "include/linux/mm.h").write_text("x" * 100)
         cache.record(root, [])
-        k = debian.DebianKernel(rel, Path("/i"), kdir, root, [], self.offered, [])
-        with mock.patch.object(debian, "_fetch_locked") as refill:
+        k = debian.DebianKernel(rel, Path("/i"), kdir, root, [], self.offered, [],
+                                "trixie-backports")
+        suites = []
+        with mock.patch.object(debian, "_fetch_locked",
+                               side_effect=lambda *a: suites.append(apt.current_suite())
+                               ) as refill:
             debian.ensure_whole(k)              # no listing (older runner): one made
             refill.assert_not_called()
             self.assertTrue((root / cache.TREE).exists())
@@ -444,6 +448,7 @@ class FetchTest(unittest.TestCase):
             with mock.patch.object(cache, "progress"):
                 debian.ensure_whole(k)
         refill.assert_called_once_with(self.offered, root)
+        self.assertEqual(suites, ["trixie-backports"])    # through the lists it came by
         self.assertIn(f"1 of its 1 files missing or not of their size when filled: "
                       f"usr/src/linux-headers-{rel}/include/linux/mm.h missing",
                       cache.take_repairs()[-1])
