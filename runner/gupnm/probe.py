@@ -383,7 +383,7 @@ def _whole(base: Path) -> bool:
 def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
     """A Debian kernel image (image package only: no headers needed), cached
     beside debian.fetch()'s entries and reusing one when it is there."""
-    from .prepare import apt, cache, debian
+    from .prepare import apt, cache, debian, debs
     kind, _, rest = spec.partition(":")
     if kind != "debian" or not rest:
         raise UsageError(f"--method probe boots debian:SPEC, source:TREE and "
@@ -406,7 +406,7 @@ def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
     with locked(cache_dir() / "locks" / f"debian-image-{key}.lock"):
         tmp = root.with_name(root.name + ".tmp")
         progress(f"downloading {offered.image_pkg} {offered.version} (image only)")
-        deb = debian.verified_deb(apt.download(offered.image_pkg, offered.version,
+        deb = debs.verified(apt.download(offered.image_pkg, offered.version,
                                                cache_dir() / "debs", arch),
                                   offered.image_pkg, offered.version, arch)
         run(["rm", "-rf", tmp, root])

@@ -473,7 +473,7 @@ class Guest(unittest.TestCase):
         prep.assert_not_called()
 
     def test_an_image_only_entry_cut_short_is_fetched_again(self):
-        from gupnm.prepare import apt, cache
+        from gupnm.prepare import apt, cache, debs
         d = Path(tempfile.mkdtemp())
         self.addCleanup(lambda: __import__("shutil").rmtree(d))
         offered = debian.Offered("9.9.9-amd64", "amd64", "img", "1", ["sid"], "binary", False)
@@ -491,7 +491,7 @@ class Guest(unittest.TestCase):
                 mock.patch.object(debian, "catalogue", return_value=[offered]), \
                 mock.patch.object(apt, "field", return_value="ab" * 32), \
                 mock.patch.object(apt, "download", return_value=d / "img.deb"), \
-                mock.patch.object(debian, "verified_deb", side_effect=lambda deb, *a: deb), \
+                mock.patch.object(debs, "verified", side_effect=lambda deb, *a: deb), \
                 mock.patch.object(debian, "extract_image", side_effect=extract), \
                 mock.patch.object(probe, "run", side_effect=run), \
                 mock.patch.object(probe, "progress"), mock.patch.object(cache, "progress"):

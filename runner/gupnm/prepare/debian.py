@@ -30,6 +30,7 @@ from pathlib import Path
 from .. import phases
 from ..host import RunnerError, UsageError, cache_dir, locked, progress, run
 from . import apt, cache
+from .debs import verified as verified_deb
 
 SUITES = ("bookworm", "bookworm-updates", "bookworm-security", "bookworm-backports",
           "trixie", "trixie-updates", "trixie-security", "trixie-backports", "sid")
@@ -389,40 +390,6 @@ def present_debs(k: DebianKernel, debs: list[Path] | None = None) -> list[Path]:
                 deb = apt.download(name, version, deb.parent, arch)
             out.append(verified_deb(deb, name, version, arch))
     return out
-
-
-def _deb_problem(deb: Path, name: str, version: str, arch: str) -> str | None:
-    """What is wrong with the downloaded @deb by the package lists' Size and
-    SHA256 of @name=@version (None: whole, or the lists do not say)."""
-    want = apt.field(name, version, "SHA256", arch)
-    size = apt.field(name, version, "Size", arch)
-    try:
-        have = deb.stat().st_size
-    except OSError:
-        return f"{deb.name} is missing"
-    if size.isdigit() and have != int(size):
-        return f"{deb.name} is {have} bytes where the package lists say {size}"
-    if want and cache.sha256(deb) != want:
-        return f"{deb.name} has another sha256 than the package lists give"
-    return None
-
-
-def verified_deb(deb: Path, name: str, version: str, arch: str) -> Path:
-    """@deb, checked against the package lists before it is unpacked (cut
-    short in the cache since it was downloaded: by a full disk, a copy); one
-    that fails is downloaded once more, and failing again is exit 3."""
-    why = _deb_problem(deb, name, version, arch)
-    if why is None:
-        return deb
-    progress(f"{deb} fails its check ({why}); downloading it again")
-    cache.note_repair(f"{deb} failed its check ({why}) and was downloaded again")
-    deb.unlink(missing_ok=True)
-    deb = apt.download(name, version, deb.parent, arch)
-    if (why := _deb_problem(deb, name, version, arch)):
-        raise cache.CacheError(f"{deb} fails its check even downloaded afresh "
-                               f"({why}): runner/gupnm-run cache --clean sources, "
-                               "then run again; if it persists, the disk may be failing")
-    return deb
 
 
 def _name_version(deb: Path) -> str:
