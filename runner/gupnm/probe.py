@@ -354,10 +354,37 @@ def select_any(spec: str, offers: list, arch: str = "amd64"):
                 (chosen.release, chosen.version, chosen.image_pkg))
 
 
+def _image_in(base: Path, rel: str) -> Path | None:
+    """The image an unpacked Debian kernel (or its image alone) holds."""
+    return next((p for p in (base / "boot" / f"vmlinuz-{rel}",
+                             base / "usr/lib/modules" / rel / "vmlinuz")
+                 if p.is_file()), None)
+
+
+def _whole(base: Path) -> bool:
+    """@base passes its check (cache.check: the image's size and sha256
+    as filled); one that fails is not used (an image-only entry is filled
+    again). One filled by a runner that kept no record gets one of what it
+    holds."""
+    from .prepare import cache
+    image_only = base.parent.name == "debian-image"
+    if image_only and not (base / cache.MANIFEST).exists():
+        image = next(iter(base.glob("boot/vmlinuz-*")), None) or \
+            next(iter(base.glob("usr/lib/modules/*/vmlinuz")), None)
+        try:
+            cache.record(base, [str(image.relative_to(base))])
+        except (OSError, AttributeError):
+            pass
+    why = cache.check(base)
+    if why and image_only:
+        cache.discard(base, why)
+    return why is None
+
+
 def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
     """A Debian kernel image (image package only: no headers needed), cached
     beside debian.fetch()'s entries and reusing one when it is there."""
-    from .prepare import apt, debian
+    from .prepare import apt, cache, debian, debs
     kind, _, rest = spec.partition(":")
     if kind != "debian" or not rest:
         raise UsageError(f"--method probe boots debian:SPEC, source:TREE and "
@@ -372,21 +399,23 @@ def fetch_image(spec: str, arch: str = "amd64") -> tuple[str, Path, dict]:
     source = {"kind": "debian", "release": rel, "package": offered.image_pkg,
               "version": offered.version, "suites": offered.suites,
               "headers_in_archive": offered.headers}
-    for base in (cache_dir() / "debian" / key, cache_dir() / "debian-image" / key):
-        for image in (base / "boot" / f"vmlinuz-{rel}",
-                      base / "usr/lib/modules" / rel / "vmlinuz"):
-            if image.exists():
-                return rel, image, source
     root = cache_dir() / "debian-image" / key
+    for base in (cache_dir() / "debian" / key, root):
+        image = _image_in(base, rel)
+        if image is not None and _whole(base):
+            return rel, image, source
     with locked(cache_dir() / "locks" / f"debian-image-{key}.lock"):
         tmp = root.with_name(root.name + ".tmp")
         progress(f"downloading {offered.image_pkg} {offered.version} (image only)")
-        deb = apt.download(offered.image_pkg, offered.version,
-                           cache_dir() / "debs", arch)
+        deb = debs.verified(apt.download(offered.image_pkg, offered.version,
+                                               cache_dir() / "debs", arch),
+                                  offered.image_pkg, offered.version, arch)
         run(["rm", "-rf", tmp, root])
         tmp.mkdir(parents=True)
         debian.extract_image(deb, tmp, rel)
+        cache.record(tmp, [str(_image_in(tmp, rel).relative_to(tmp))])
         tmp.rename(root)
+        cache.verify_filled(root, "kernels")
     for image in (root / "boot" / f"vmlinuz-{rel}",
                   root / "usr/lib/modules" / rel / "vmlinuz"):
         if image.exists():

@@ -11,7 +11,8 @@
   says 3, while this one says 1): caches keyed by content;
 - corruption, full disks and kills: contract_robust.py;
 - a pipeline's bad day (no network, a disk filling mid-run, too little
-  memory, a read-only cache, cold runs at once, interrupts): contract_faults.py;
+  memory, a read-only cache, a cache moved to another path or cut short,
+  cold runs at once, interrupts): contract_faults.py;
 - image: with Debian's packages unpacked into one folder: own_image.py;
 - every summary produced validates against runner/summary.schema.json;
 - a fresh Debian 12 root (mmdebstrap: git, make, python3, nothing else)

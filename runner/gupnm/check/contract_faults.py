@@ -14,6 +14,12 @@ nothing left in the cache that a later run trusts wrongly.
 - the cache read-only (a read-only bind mount in a private mount
   namespace) and owned by another user (the run as nobody): the verdict,
   or 3 naming the directory;
+- the warm cache at another path (CI caches move between hosts and
+  folders): bound read-only there with its own path hidden, and the bug
+  kernel's entries copied (cp -a), writable, both with the network cut:
+  the verdict, nothing built, fetched or unpacked; that copy then cut
+  short (a header file gone, the image .deb cut): each seen on use,
+  fetched again once, the verdict, the summary saying it;
 - a run interrupted (SIGTERM, SIGINT) while downloading, unpacking,
   building and booting, in a new cache, then run again: 143/130 each, the
   last run's verdict right, every entry passing its check;
@@ -185,6 +191,94 @@ def check_readonly_cache(t, base: Path, warm: Path | None) -> None:
              _clean(r) and r.rc == 1 and BUG_MESSAGE in r.out, r.detail())
 
 
+# A step that fills an entry: none of these in a run of a warm cache.
+FILLING = re.compile(r"\] (building|downloading|unpacking|extracted|making|fetching)", re.M)
+
+
+def check_moved_cache(t, base: Path, warm: Path | None) -> Path | None:
+    """The warm cache at another path (CI systems move caches between hosts
+    and folders): bound read-only there with its own path hidden, then a
+    copy of the bug kernel's entries, writable; both with the network cut.
+    Returns the copy (check_cut_entries cuts it)."""
+    if warm is None:
+        t.record("faults: a warm cache at another path", False,
+                 "no warm cache (the cold runs failed)")
+        return None
+    moved = base / "moved-ro"
+    moved.mkdir()
+    # Bound at another path, read-only; its own path hidden under an empty tmpfs.
+    script = ('mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" && '
+              'mount -t tmpfs -o size=1m none "$1" && shift 2 && exec "$@"')
+    r = runner(["run", "--kernel", COLD_BUG, "--results", str(base / "moved-ro-run")],
+               cache_root=moved, prefix=("unshare", "-n", "-m", "--propagation", "private",
+                                         "sh", "-c", script, "-", str(warm), str(moved)))
+    filled = FILLING.findall(r.err)
+    t.record("faults: exit 1, a warm cache bound read-only at another path, its own "
+             "path hidden, the network cut: the verdict, nothing built, fetched or "
+             f"unpacked ({r.seconds:.0f} s)",
+             _clean(r) and r.rc == 1 and BUG_MESSAGE in r.out and not filled,
+             f"filling steps: {filled}\n" + r.detail())
+    s = r.summary or {}
+    used = [Path(s.get("kernel", {}).get("source", {}).get("boot_image", "")),
+            Path((s.get("gup_test") or {}).get("module") or "")]
+    release = s.get("kernel", {}).get("release")
+    if r.rc != 1 or not release or not all(p.is_relative_to(moved) for p in used):
+        return None
+    copy = base / "copied"
+    names = [p.parent.relative_to(moved) for p in used] + [
+        Path(g) for g in ("selftest", "bench", "stress", f"apt/suite-{COLD_BUG.split(':')[1]}")]
+    names += [p.relative_to(warm) for p in (warm / "debian").glob(f"{release}-*")]
+    t0 = time.monotonic()
+    for name in names:
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        if (warm / name).exists():
+            subprocess.run(["cp", "-a", str(warm / name), str(copy / name)], check=True)
+    du = subprocess.run(["du", "-sm", str(copy)], capture_output=True, text=True).stdout.split()[0]
+    took = time.monotonic() - t0
+    r = runner(["run", "--kernel", COLD_BUG, "--results", str(base / "copied-run")],
+               cache_root=copy, prefix=("unshare", "-n"))
+    filled = FILLING.findall(r.err)
+    t.record(f"faults: exit 1, the bug kernel's entries copied (cp -a, {du} MiB in "
+             f"{took:.0f} s) to another path, writable, the network cut: the verdict, "
+             f"nothing built, fetched or unpacked ({r.seconds:.0f} s)",
+             _clean(r) and r.rc == 1 and BUG_MESSAGE in r.out and not filled,
+             f"filling steps: {filled}\n" + r.detail())
+    return copy if r.rc == 1 else None
+
+
+def check_cut_entries(t, base: Path, copy: Path | None) -> None:
+    """Entries cut short after they were verified: the unpacked kernel's
+    headers missing a file (its module gone, so that it is built again)
+    and its image .deb cut (as a full disk, long ago, leaves it): each seen
+    on use and fetched again once, the run judged, the summary saying it."""
+    if copy is None:
+        t.record("faults: cached entries cut short", False, "no copied warm cache")
+        return
+    roots = sorted((copy / "debian").glob("*/.gupnm-unpacked"))
+    headers = sorted((copy / "debian").glob("*/usr/src/linux-headers-*-common/include/"
+                                           "linux/mm.h"))
+    if not roots or not headers:
+        t.record("faults: cached entries cut short", False, f"no kernel in {copy}")
+        return
+    debs = roots[0].read_text().split()
+    headers[0].unlink()
+    shutil.rmtree(copy / "modules")
+    (copy / "debs").mkdir(exist_ok=True)
+    (copy / "debs" / debs[0]).write_bytes(b"!<arch>\n" + b"\0" * (1 << 20))
+    r = runner(["run", "--kernel", COLD_BUG, "--results", str(base / "cut-run")],
+               cache_root=copy)
+    notes = " ".join((r.summary or {}).get("notes", []))
+    ok = (_clean(r) and r.rc == 1 and BUG_MESSAGE in r.out
+          and "include/linux/mm.h missing" in notes
+          and f"{debs[0]} failed its check ({debs[0]} is" in notes
+          and headers[0].exists() and not _bad_entries(copy))
+    t.record("faults: exit 1, a cached kernel whose headers miss a file and whose "
+             "image .deb is cut: each seen on use (the headers before the module is "
+             "built, the .deb against the lists' Size and SHA256), fetched again once, "
+             f"noted in the summary ({r.seconds:.0f} s)", ok,
+             f"notes: {notes}\n" + r.detail())
+
+
 def _downloading(cache_root: Path) -> bool:
     """A package is on its way into the cache: a .deb of over 1 MiB in
     debs/ or a scratch folder of it (apt-get download writes as it goes)."""
@@ -301,7 +395,7 @@ def check_small_memory(t, base: Path) -> None:
                  _clean(r) and (judged or (r.rc == 3 and said)), r.detail())
 
 
-CHECKS = ("cold", "offline", "readonly", "interrupt", "full", "memory")
+CHECKS = ("cold", "offline", "readonly", "moved", "interrupt", "full", "memory")
 
 
 def run_all(t, *, only: tuple[str, ...] = CHECKS) -> None:
@@ -310,10 +404,11 @@ def run_all(t, *, only: tuple[str, ...] = CHECKS) -> None:
     base.chmod(0o755)
     try:
         warm = None
-        if {"cold", "offline", "readonly"} & set(only):
+        if {"cold", "offline", "readonly", "moved"} & set(only):
             warm = _timed("cold", check_cold_parallel, t, base)
         steps = (("offline", check_archive_away, (t, base, warm)),
                  ("readonly", check_readonly_cache, (t, base, warm)),
+                 ("moved", check_moved, (t, base, warm)),
                  ("interrupt", check_interrupts, (t, base, warm)),
                  ("full", check_full_during_boot, (t, base)),
                  ("memory", check_small_memory, (t, base)))
@@ -322,6 +417,11 @@ def run_all(t, *, only: tuple[str, ...] = CHECKS) -> None:
                 _timed(name, fn, *args)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def check_moved(t, base: Path, warm: Path | None) -> None:
+    """The warm cache moved (read-only, then copied), then cut short."""
+    check_cut_entries(t, base, check_moved_cache(t, base, warm))
 
 
 def _timed(name: str, fn, *args):

@@ -10,8 +10,10 @@ named by its suite.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import contextvars
+import hashlib
 import json
 import os
 import re
@@ -126,15 +128,50 @@ def _fresh_conf(now: float | None = None, suite: str | None = None,
     return str(path) if 0 <= age < max_age else None
 
 
+_STAMPS: dict[str, str] = {}
+
+
 def lists_stamp() -> str:
-    """Identity of the current package lists ('' if unknown): the mtime of
-    the stamp debian-apt.sh touches after each update."""
-    stamp = Path(conf()).parent / "lists" / ".gupnm-updated"
-    return str(stamp.stat().st_mtime_ns) if stamp.exists() else ""
+    """Identity of the current package lists ('' if none): the sha256 of
+    their Release files, which give every list's own sha256. By content,
+    not by a time: a cache copied elsewhere (cp -a, tar, CI caches) keeps
+    what apt said of each package. Once per process and configuration."""
+    path = conf()
+    if path not in _STAMPS:
+        lists = Path(path).parent / "lists"
+        h = hashlib.sha256()
+        if (lists / ".gupnm-updated").exists():
+            for release in sorted(lists.glob("*Release")):
+                h.update(release.name.encode() + b"\0" + release.read_bytes())
+        _STAMPS[path] = h.hexdigest() if (lists / ".gupnm-updated").exists() else ""
+    return _STAMPS[path]
+
+
+_HERE: dict[str, str] = {}
+
+
+def _relocated(path: str) -> str:
+    """@path (an apt.conf debian-apt.sh wrote), or, when it names another
+    folder than its own (the cache was copied or mounted elsewhere, and is
+    read-only or its lists are fresh, so the script did not write it
+    again), a copy naming its own folder, in the system's temporary folder
+    for this process."""
+    if path not in _HERE:
+        _HERE[path] = path
+        text = Path(path).read_text()
+        m = re.search(r'^Dir::State::Lists "(.*)/lists";$', text, re.M)
+        here = str(Path(path).parent)
+        if m and m.group(1) != here:
+            fd, copy = tempfile.mkstemp(prefix=f"gupnm-apt-{owner_tag()}-", suffix=".conf")
+            with os.fdopen(fd, "w") as fh:
+                fh.write(text.replace(f'"{m.group(1)}/', f'"{here}/'))
+            atexit.register(lambda: Path(copy).unlink(missing_ok=True))
+            _HERE[path] = copy
+    return _HERE[path]
 
 
 def env() -> dict:
-    return {"APT_CONFIG": conf()}
+    return {"APT_CONFIG": _relocated(conf())}
 
 
 def apt_cache(*args: str) -> str:

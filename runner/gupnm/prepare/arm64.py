@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..host import RunnerError, cache_dir, locked, progress, run
 from . import apt
+from .debs import verified
 
 ARCH = "arm64"
 TRIPLET = "aarch64-linux-gnu"
@@ -47,7 +48,8 @@ def host_kbuild(pkgs: list[str], versions: dict[str, str] | str,
         if not pkg.startswith("linux-kbuild-"):
             continue
         version = versions if isinstance(versions, str) else versions[pkg]
-        deb = apt.download(pkg, version, cache_dir() / "debs", "amd64")
+        deb = verified(apt.download(pkg, version, cache_dir() / "debs", "amd64"),
+                       pkg, version, "amd64")
         run(["dpkg-deb", "-x", deb, root], what=f"dpkg-deb -x {deb.name}")
         debs.append(deb)
     if not debs:
@@ -147,7 +149,8 @@ def busybox() -> Path:
     with locked(cache_dir() / "locks" / f"busybox-{ARCH}-{key}.lock"):
         if out.exists():
             return out
-        deb = apt.download(BUSYBOX_PKG, pick.version, cache_dir() / "debs", ARCH)
+        deb = verified(apt.download(BUSYBOX_PKG, pick.version, cache_dir() / "debs", ARCH),
+                       BUSYBOX_PKG, pick.version, ARCH)
         progress(f"taking /bin/busybox out of {deb.name}")
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=out.parent))

@@ -25,7 +25,7 @@ from typing import Callable
 
 from ..host import (REPO, RunnerError, UsageError, cache_dir, ensure_tools, locked,
                     progress, run)
-from . import apt, debian
+from . import apt, cache, debian
 from .modsource import gup_test_source
 
 # perl: kernel-doc (W=1) on 6.12; python3: its successor on newer trees.
@@ -125,7 +125,11 @@ def root_with(suite: str, packages: list[str], *, name: str, what: str,
     root, words = _path_with(suite, packages, name, arches, variant)
     with locked(cache_dir() / "locks" / f"chroot-{root.name}.lock"):
         if (root / ".gupnm-ready").exists():
-            return root
+            why = cache.check_tree(root)
+            if why is None:
+                cache.listed(root, ROOT_SKIP)
+                return root
+            cache.discard(root, why)
         ensure_tools(extra={"mmdebstrap": "mmdebstrap"})
         tmp = Path(tempfile.mkdtemp(prefix=f".{root.name}-", dir=root.parent
                                     if root.parent.exists() else _mk(root.parent)))
@@ -142,9 +146,20 @@ def root_with(suite: str, packages: list[str], *, name: str, what: str,
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         (tmp / ".gupnm-ready").write_text(" ".join(words) + "\n")
+        cache.record_tree(tmp, ROOT_SKIP)
         shutil.rmtree(root, ignore_errors=True)
         tmp.rename(root)
+        if (why := cache.check_tree(root)):
+            raise cache.CacheError(f"build root {root} fails its check once made "
+                                   f"afresh ({why}): runner/gupnm-run cache --clean "
+                                   "chroots, then run again; if it persists, the disk "
+                                   "may be failing")
         return root
+
+
+# What a build root's listing (cache.TREE) leaves out: where builds work and
+# what the kernel mounts or makes there.
+ROOT_SKIP = ("tmp", "proc", "dev")
 
 
 def _mk(path: Path) -> Path:
@@ -167,6 +182,7 @@ def install_headers(root: Path, debs: list[Path], release: str,
                       if re.match(r"linux-(headers|kbuild|base|compiler)-", d.name)]
             for deb in (present(wanted) if present else wanted):
                 run(["dpkg-deb", "-x", deb, root], what=f"dpkg-deb -x {deb.name}")
+            cache.record_tree(root, ROOT_SKIP)   # the headers are checked too
             marker.write_text(release + "\n")
     if not (kdir / "Makefile").exists():
         raise RunnerError(f"{kdir}/Makefile missing after unpacking the headers "

@@ -30,6 +30,7 @@ from pathlib import Path
 from .. import phases
 from ..host import RunnerError, UsageError, cache_dir, locked, progress, run
 from . import apt, cache
+from .debs import verified as verified_deb
 
 SUITES = ("bookworm", "bookworm-updates", "bookworm-security", "bookworm-backports",
           "trixie", "trixie-updates", "trixie-security", "trixie-backports", "sid")
@@ -267,8 +268,31 @@ def _fetch(spec: str, arch: str) -> DebianKernel:
         raise RunnerError(f"no SHA256 for {offered.image_pkg} {offered.version} "
                           "in the package lists: run runner/debian-apt.sh --refresh")
     key = f"{offered.release}-{sha[:16]}"
-    with locked(cache_dir() / "locks" / f"debian-{key}.lock"):
+    with locked(_lock(key)):
         return _fetch_locked(offered, cache_dir() / "debian" / key)
+
+
+def _lock(key: str) -> Path:
+    return cache_dir() / "locks" / f"debian-{key}.lock"
+
+
+def ensure_whole(k: DebianKernel) -> None:
+    """Before a module is built against @k's headers: every file unpacked
+    is still there with its size (cache.TREE), else the kernel is unpacked
+    afresh, once (a second failure is exit 3 naming the entry). An entry
+    unpacked by a runner that kept no listing gets one of what it holds."""
+    with locked(_lock(k.root.name)):
+        why = cache.check_tree(k.root)
+        if why is None:
+            cache.listed(k.root)
+            return
+        cache.discard(k.root, why)
+        if k.offered is None:
+            raise cache.CacheError(f"cache entry {k.root} failed its check ({why}): "
+                                   "runner/gupnm-run cache --clean kernels, then run again")
+        # Through the lists it came through (debian:SUITE: that suite's alone).
+        with apt.only_suite(k.suite) if k.suite else contextlib.nullcontext():
+            _fetch_locked(k.offered, k.root)
 
 
 def packages_of(offered: Offered) -> list[str]:
@@ -312,8 +336,9 @@ def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
             if offered.arch == "arm64":     # kbuild tools the amd64 host can run
                 from . import arm64
                 arm64.host_kbuild(pkgs, versions, tmp)
-            _fix_headers(tmp, root, offered.release)
+            _fix_headers(tmp, offered.release)
             cache.record(tmp, _checked_files(tmp, offered.release))
+            cache.record_tree(tmp)
             run(["rm", "-rf", root])
             tmp.rename(root)
             # Whole or not at all: the marker says the entry is complete.
@@ -323,6 +348,7 @@ def _fetch_locked(offered: Offered, root: Path) -> DebianKernel:
             cache.verify_filled(root, "kernels")
     debs = [debs_dir / n for n in marker.read_text().split()]
     rel = offered.release
+    _relocatable(root, rel)
     images = [root / "boot" / f"vmlinuz-{rel}",
               root / "usr" / "lib" / "modules" / rel / "vmlinuz"]
     image = next((p for p in images if p.exists()), images[0])
@@ -387,15 +413,15 @@ def present_debs(k: DebianKernel, debs: list[Path] | None = None) -> list[Path]:
     again if drop_debs() removed it, through the lists @k came through."""
     out = []
     for deb in k.debs if debs is None else debs:
-        if not deb.exists():
-            name, version = _name_version(deb).split("=", 1)
-            arch = deb.name.rsplit("_", 1)[-1].removesuffix(".deb")
-            arch = k.offered.arch if arch == "all" and k.offered else arch
-            progress(f"downloading {name} {version} again (dropped once "
-                     f"{k.release} was unpacked)")
-            with apt.only_suite(k.suite) if k.suite else contextlib.nullcontext():
+        name, version = _name_version(deb).split("=", 1)
+        arch = deb.name.rsplit("_", 1)[-1].removesuffix(".deb")
+        arch = k.offered.arch if arch == "all" and k.offered else arch
+        with apt.only_suite(k.suite) if k.suite else contextlib.nullcontext():
+            if not deb.exists():
+                progress(f"downloading {name} {version} again (dropped once "
+                         f"{k.release} was unpacked)")
                 deb = apt.download(name, version, deb.parent, arch)
-        out.append(deb)
+            out.append(verified_deb(deb, name, version, arch))
     return out
 
 
@@ -419,6 +445,8 @@ def _unpack(deb: Path, dest: Path, pkg: str, offered: Offered,
     """dpkg-deb -x @deb into @dest (of the image package, the image
     alone: extract_image); a .deb that does not unpack (cut or corrupt in
     the cache) is downloaded once more, then reported."""
+    deb = verified_deb(deb, pkg, version or offered.version, offered.arch)
+
     def unpack(deb: Path) -> None:
         if pkg == offered.image_pkg:
             extract_image(deb, dest, offered.release)
@@ -471,20 +499,46 @@ def extract_image(deb: Path, dest: Path, rel: str) -> None:
                           f"(dpkg-deb --fsys-tarfile exit {rc})")
 
 
-def _fix_headers(tmp: Path, root: Path, release: str) -> None:
+# The include of the -common tree's Makefile, relative to the headers'
+# Makefile itself (make -C KDIR reads it as "Makefile"): the entry works
+# wherever the cache is copied or mounted.
+_HERE = "include $(dir $(lastword $(MAKEFILE_LIST)))../"
+# Debian's packaged include, or what runners before it wrote: the absolute
+# path of the -common copy in the cache where it was unpacked.
+_ABSOLUTE = re.compile(r"^include (?:/\S*)?/usr/src/", re.M)
+
+
+def _fix_headers(tmp: Path, release: str) -> None:
     """Point the headers' Makefile at the unpacked -common tree.
 
     Debian's linux-headers-<release>/Makefile is a single include of an
-    absolute /usr/src path; unpacked elsewhere it must name the copy under
-    @root (where @tmp is renamed to when complete).
+    absolute /usr/src path; unpacked elsewhere it must name the copy beside
+    it, by a path relative to itself (_HERE), never the cache's own path.
     """
     makefile = tmp / "usr" / "src" / f"linux-headers-{release}" / "Makefile"
     if not makefile.exists():
         raise RunnerError(f"linux-headers-{release} has no Makefile")
     text = makefile.read_text()
-    new = f"include {root / 'usr' / 'src'}/"
-    makefile.write_text(re.sub(r"^include /usr/src/", lambda _m: new, text,
-                               flags=re.M))
+    part = makefile.with_name(f".gupnm-Makefile.{os.getpid()}.tmp")
+    part.write_text(_ABSOLUTE.sub(lambda _m: _HERE, text))
+    os.replace(part, makefile)
+
+
+def _relocatable(root: Path, release: str) -> None:
+    """An entry unpacked by an older runner names its own absolute path in
+    the headers' Makefile: made relative (_fix_headers) and recorded again,
+    where the cache can be written (a read-only one serves its modules as
+    they are)."""
+    makefile = root / "usr" / "src" / f"linux-headers-{release}" / "Makefile"
+    try:
+        if not _ABSOLUTE.search(makefile.read_text()):
+            return
+        _fix_headers(root, release)
+        cache.record(root, _checked_files(root, release))
+        if (root / cache.TREE).exists():
+            cache.record_tree(root)
+    except OSError:
+        pass
 
 
 def cc_version_text(kdir: Path) -> str:

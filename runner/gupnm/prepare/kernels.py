@@ -106,10 +106,12 @@ def build_module(kdir: Path, release: str, debian_kernel=None,
     The cache entry is named by the content of the module's inputs and of
     the kernel side it is built against (release, Module.symvers, .config),
     never by the release alone: two clones with different sources, or two
-    kernels with one release string, each get their own module. It is built
-    in a private directory and renamed into place under the entry's lock.
+    kernels with one release string, each get their own module. @kdir is
+    named by its place in the cache (cache.ident), not by the cache's path:
+    a cache copied or mounted elsewhere finds its modules. It is built in a
+    private directory and renamed into place under the entry's lock.
     """
-    h = hashlib.sha256(f"{release}\0{kdir}\0{' '.join(kbuild)}\0".encode())
+    h = hashlib.sha256(f"{release}\0{cache.ident(kdir)}\0{' '.join(kbuild)}\0".encode())
     for name in MODULE_INPUTS:
         h.update((REPO / name).read_bytes())
     for name in ("Module.symvers", ".config"):
@@ -138,6 +140,8 @@ def _build_module_locked(kdir: Path, out: Path, dk=None,
 def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
                  kbuild: tuple[str, ...] = (), bound=None) -> None:
     """Build @ko into a private folder, record it, rename it to @out."""
+    if dk is not None:      # the headers are used: whole, or fetched again
+        debian.ensure_whole(dk)
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.parent / f"{out.name}.log"
     log.write_text("")

@@ -25,6 +25,9 @@ from pathlib import Path
 from ..host import RunnerError, UsageError, cache_dir, locked, owner_tag
 from . import cache
 
+# This machine's root: an absolute include DIR does not hold is looked for
+# under it (the unit tests point it at an empty folder).
+HOST = Path("/")
 _INCLUDE = re.compile(r"^(\s*-?include\s+)(/\S+)(.*)$", re.M)
 _COMPILER = re.compile(r":\s*(?:fatal )?error:")
 _ERROR = re.compile(r"(?:\berror\b|\*\*\*|No such file or directory|not found)",
@@ -68,7 +71,7 @@ def rewritten(kdir: Path, text: str) -> tuple[str | None, list[str]]:
         if local is not None and local.exists():
             changed = True
             return f"{m.group(1)}{local}{m.group(3)}"
-        if not Path(path).exists():
+        if not (HOST / path.lstrip("/")).exists():
             missing.append(path)
         return m.group(0)
     new = _INCLUDE.sub(fix, text)
@@ -121,7 +124,7 @@ def kbuild_dir(kdir: Path) -> Path:
     key = hashlib.sha256(f"{kdir}\0{new}".encode()).hexdigest()[:16]
     out = cache_dir() / "image-kbuild" / f"{kdir.name}-{key}"
     with locked(cache_dir() / "locks" / f"image-kbuild-{key}.lock"):
-        if (out / "Makefile").is_file():
+        if _shadow_whole(out, kdir):
             return out
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.scratch(out.parent, f".{out.name}-{owner_tag()}-")
@@ -135,6 +138,18 @@ def kbuild_dir(kdir: Path) -> Path:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def _shadow_whole(out: Path, kdir: Path) -> bool:
+    """@out, a shadow folder of @kdir, has its Makefile and a link to every
+    entry of @kdir that still leads there (a shadow cut short, or whose
+    links lead nowhere, is made again: it is a few links)."""
+    try:
+        want = {e.name for e in kdir.iterdir() if e.name != "Makefile"}
+        return (out / "Makefile").is_file() and all(
+            (out / name).is_symlink() and (out / name).exists() for name in want)
+    except OSError:
+        return False
 
 
 def _outside_root(kdir: Path, root: Path) -> list[tuple[str, str]]:

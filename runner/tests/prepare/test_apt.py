@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import unittest
 from pathlib import Path
@@ -73,6 +74,61 @@ class FieldTest(unittest.TestCase):
         self.stamp = ""
         apt.field("p", "1", "SHA256")
         self.assertFalse((self.tmp / "records.json").exists())
+
+
+class RelocatedTest(unittest.TestCase):
+    """A cache copied or mounted elsewhere: apt is pointed at its own lists,
+    and what apt said of each package still holds (the lists' identity is
+    their content, not a time)."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        apt._HERE.clear()
+        apt._STAMPS.clear()
+
+    def conf(self, base: Path, named: Path) -> Path:
+        (base / "lists").mkdir(parents=True)
+        path = base / "apt.conf"
+        path.write_text(f'Dir::Etc::SourceList "{named}/sources.list";\n'
+                        f'Dir::State::Lists "{named}/lists";\n')
+        return path
+
+    def test_a_conf_naming_another_folder_is_copied_naming_its_own(self):
+        home, moved = self.tmp / "home", self.tmp / "moved"
+        path = self.conf(moved, home)
+        copy = apt._relocated(str(path))
+        self.assertNotEqual(copy, str(path))
+        self.assertEqual(Path(copy).read_text(),
+                         f'Dir::Etc::SourceList "{moved}/sources.list";\n'
+                         f'Dir::State::Lists "{moved}/lists";\n')
+        Path(copy).unlink()
+
+    def test_a_conf_at_home_is_used_as_it_is(self):
+        home = self.tmp / "home"
+        path = self.conf(home, home)
+        self.assertEqual(apt._relocated(str(path)), str(path))
+
+    def test_lists_stamp_is_their_release_files_content(self):
+        stamps = []
+        for where in ("home", "moved"):
+            base = self.tmp / where
+            path = self.conf(base, base)
+            (base / "lists/deb_dists_sid_InRelease").write_text("SHA256: abc\n")
+            (base / "lists/.gupnm-updated").write_text("")
+            os.utime(base / "lists/.gupnm-updated", (len(where), len(where)))
+            with mock.patch.object(apt, "conf", return_value=str(path)):
+                stamps.append(apt.lists_stamp())
+        self.assertEqual(stamps[0], stamps[1])
+        self.assertTrue(stamps[0])
+        (self.tmp / "moved/lists/deb_dists_sid_InRelease").write_text("SHA256: def\n")
+        apt._STAMPS.clear()
+        with mock.patch.object(apt, "conf", return_value=str(self.tmp / "moved/apt.conf")):
+            self.assertNotEqual(apt.lists_stamp(), stamps[0])
+        (self.tmp / "moved/lists/.gupnm-updated").unlink()
+        apt._STAMPS.clear()
+        with mock.patch.object(apt, "conf", return_value=str(self.tmp / "moved/apt.conf")):
+            self.assertEqual(apt.lists_stamp(), "")
 
 
 class FreshConfTest(unittest.TestCase):

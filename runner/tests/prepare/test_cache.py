@@ -354,5 +354,79 @@ class ManifestTest(unittest.TestCase):
             cache.checked(self.entry, bad_fill, group='kernels')
 
 
+class TreeTest(unittest.TestCase):
+    """cache.record_tree / check_tree / listed: every file's size listed
+    when a folder entry is filled, a file gone or cut seen on use."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix='gupnm-test-tree-'))
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.entry = self.tmp / 'debian' / 'k'
+        (self.entry / 'usr/src/h/include').mkdir(parents=True)
+        (self.entry / 'usr/src/h/include/mm.h').write_text('x' * 300)
+        (self.entry / 'usr/src/h/Makefile').write_text('include x\n')
+        (self.entry / 'usr/src/h/scripts').symlink_to('../../lib/kbuild/scripts')
+        (self.entry / 'tmp').mkdir()
+        (self.entry / '.gupnm-unpacked').write_text('')
+
+    def test_whole_tree_passes(self):
+        cache.record_tree(self.entry)
+        self.assertIsNone(cache.check_tree(self.entry))
+        (self.entry / 'usr/src/h/new-file').write_text('more')   # added: fine
+        self.assertIsNone(cache.check_tree(self.entry))
+
+    def test_a_file_gone_cut_or_relinked_is_named(self):
+        cache.record_tree(self.entry)
+        (self.entry / 'usr/src/h/include/mm.h').unlink()
+        self.assertEqual(cache.check_tree(self.entry),
+                         '1 of its 3 files missing or not of their size when filled: '
+                         'usr/src/h/include/mm.h missing')
+        (self.entry / 'usr/src/h/include/mm.h').write_text('x' * 299)
+        self.assertIn('usr/src/h/include/mm.h cut or changed', cache.check_tree(self.entry))
+        (self.entry / 'usr/src/h/include/mm.h').write_text('x' * 300)
+        (self.entry / 'usr/src/h/scripts').unlink()
+        (self.entry / 'usr/src/h/scripts').symlink_to('/usr/lib/kbuild/scripts')
+        self.assertIn('usr/src/h/scripts cut or changed', cache.check_tree(self.entry))
+
+    def test_skipped_folders_and_the_runners_own_files_are_not_listed(self):
+        cache.record_tree(self.entry, ('tmp',))
+        (self.entry / 'tmp/build').write_text('a build at work')
+        (self.entry / '.gupnm-unpacked').unlink()
+        self.assertIsNone(cache.check_tree(self.entry))
+        self.assertEqual(sorted(cache._listing(self.entry, ('tmp',))),
+                         ['usr/src/h/Makefile', 'usr/src/h/include/mm.h', 'usr/src/h/scripts'])
+
+    def test_no_listing_passes_and_listed_makes_one(self):
+        self.assertIsNone(cache.check_tree(self.entry))
+        cache.listed(self.entry)
+        (self.entry / 'usr/src/h/Makefile').unlink()
+        self.assertIn('Makefile missing', cache.check_tree(self.entry))
+
+    def test_unreadable_listing(self):
+        (self.entry / cache.TREE).write_text('{')
+        self.assertIn('unreadable', cache.check_tree(self.entry))
+
+    def test_verify_filled_checks_the_tree(self):
+        cache.record(self.entry, [])
+        cache.record_tree(self.entry)
+        (self.entry / 'usr/src/h/include/mm.h').unlink()
+        with self.assertRaisesRegex(cache.CacheError, 'mm.h missing.*cache --clean kernels'):
+            cache.verify_filled(self.entry, 'kernels')
+
+
+class IdentTest(unittest.TestCase):
+    """What names a path in a cache key: its place in the cache, the same
+    wherever the cache is copied; a path outside it, as it is."""
+
+    def test_inside_and_outside(self):
+        with tempfile.TemporaryDirectory() as d:
+            for where in ('home', 'moved/elsewhere'):
+                with mock.patch.dict(os.environ, {'GUPNM_CACHE': f'{d}/{where}'}):
+                    self.assertEqual(cache.ident(Path(d) / where / 'debian/k/usr/src/h'),
+                                     'cache:debian/k/usr/src/h')
+            with mock.patch.dict(os.environ, {'GUPNM_CACHE': f'{d}/home'}):
+                self.assertEqual(cache.ident(Path('/srv/headers')), '/srv/headers')
+
+
 if __name__ == '__main__':
     unittest.main()

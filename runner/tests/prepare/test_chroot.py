@@ -9,7 +9,7 @@ from pathlib import Path
 from unittest import mock
 
 from gupnm.host import RunnerError, UsageError
-from gupnm.prepare import apt, chroot, debian
+from gupnm.prepare import apt, cache, chroot, debian
 
 REL = '6.12.118+deb13-amd64'
 
@@ -155,6 +155,40 @@ class BoundBuildTest(unittest.TestCase):
                     mock.patch.object(chroot, 'run', return_value=''):
                 with self.assertRaisesRegex(RunnerError, 'left no gup_test.ko'):
                     chroot.build_module(root, REL, root / 'out', root / 'log')
+
+
+class RootCheckTest(unittest.TestCase):
+    """A build root cut short since it was made is made again, once."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        for target, name in ((chroot, 'cache_dir'), (chroot, 'progress'),
+                             (cache, 'progress')):
+            p = mock.patch.object(target, name, return_value=Path(self.tmp.name))
+            p.start()
+            self.addCleanup(p.stop)
+        self.made = 0
+
+    def mmdebstrap(self, cmd, **kw):
+        self.made += 1
+        root = Path(cmd[-2])
+        (root / 'usr/bin').mkdir(parents=True)
+        (root / 'usr/bin/gcc-14').write_bytes(b'\x7fELF' * 100)
+        return ''
+
+    def test_cut_root_is_made_again(self):
+        with mock.patch.object(chroot, 'run', side_effect=self.mmdebstrap), \
+                mock.patch.object(chroot, 'ensure_tools'):
+            root = chroot.root_for('trixie', 'gcc-14')
+            self.assertEqual(chroot.root_for('trixie', 'gcc-14'), root)
+            self.assertEqual(self.made, 1)
+            (root / 'usr/bin/gcc-14').write_bytes(b'cut')
+            (root / 'tmp').mkdir()
+            (root / 'tmp/work').write_text('builds work here: not listed')
+            self.assertEqual(chroot.root_for('trixie', 'gcc-14'), root)
+        self.assertEqual(self.made, 2)
+        self.assertEqual((root / 'usr/bin/gcc-14').stat().st_size, 400)
 
 
 class InstallHeadersTest(unittest.TestCase):

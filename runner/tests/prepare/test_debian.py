@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
 
-from gupnm.prepare import apt, cache, chroot, debian
+from gupnm.prepare import apt, cache, chroot, debian, debs
 from gupnm.host import RunnerError, UsageError
 
 # What the runner's apt lists hold, in the forms apt-cache prints them.
@@ -172,6 +173,10 @@ class FetchTest(unittest.TestCase):
         self.offered = debian.Offered("7.3.4+deb13-amd64", "amd64",
                                       "linux-binary-7.3.4+deb13-amd64", "7.3.4-1~bpo13+1",
                                       ["trixie-backports"], "binary", True)
+        # .debs here are stand-ins: checked against the lists in DebCheckTest.
+        p = mock.patch.object(debs, "problem", return_value=None)
+        p.start()
+        self.addCleanup(p.stop)
 
     def test_cache_keyed_by_package_sha(self):
         with mock.patch.object(debian, "catalogue", return_value=[self.offered]), \
@@ -375,15 +380,77 @@ class FetchTest(unittest.TestCase):
                          "linux-kbuild-6.1=6.1.192-3")
         self.assertEqual(debian._name_version(Path("x_1%3a2.0-1_all.deb")), "x=1:2.0-1")
 
-    def test_fix_headers_points_into_final_root(self):
+    def test_fix_headers_points_beside_itself(self):
+        """The -common copy is named relative to the headers' Makefile, never
+        by the cache's path: a cache copied or mounted elsewhere works."""
         rel = "6.12.117+deb12-amd64"
-        tmp, root = self.tmp / "x.tmp", self.tmp / "x"
+        tmp = self.tmp / "x.tmp"
         mf = tmp / "usr/src" / f"linux-headers-{rel}" / "Makefile"
         mf.parent.mkdir(parents=True)
         mf.write_text("include /usr/src/linux-headers-6.12.117+deb12-common/Makefile\n")
-        debian._fix_headers(tmp, root, rel)
-        self.assertEqual(mf.read_text(), f"include {root}/usr/src/"
+        debian._fix_headers(tmp, rel)
+        self.assertEqual(mf.read_text(), "include $(dir $(lastword $(MAKEFILE_LIST)))../"
                          "linux-headers-6.12.117+deb12-common/Makefile\n")
+        self.assertNotIn(str(self.tmp), mf.read_text())
+
+    def test_make_reads_the_relative_include(self):
+        """make -C KDIR (oot/build-module.sh) finds the -common Makefile."""
+        if not shutil.which("make"):
+            self.skipTest("no make here")
+        rel = "6.12.117+deb12-amd64"
+        src = self.tmp / "moved/usr/src"
+        (src / f"linux-headers-{rel}").mkdir(parents=True)
+        (src / "linux-headers-6.12.117+deb12-common").mkdir()
+        (src / "linux-headers-6.12.117+deb12-common/Makefile").write_text(
+            "all:\n\t@echo common here\n")
+        mf = src / f"linux-headers-{rel}" / "Makefile"
+        mf.write_text("include /usr/src/linux-headers-6.12.117+deb12-common/Makefile\n")
+        debian._fix_headers(self.tmp / "moved", rel)
+        out = subprocess.run(["make", "-s", "-C", str(mf.parent)], capture_output=True,
+                             text=True)
+        self.assertEqual((out.returncode, out.stdout), (0, "common here\n"), out.stderr)
+
+    def test_an_older_runners_absolute_include_is_made_relative_on_use(self):
+        rel = self.offered.release
+        root = self.tmp / "debian" / "k"
+        kdir = root / "usr/src" / f"linux-headers-{rel}"
+        kdir.mkdir(parents=True)
+        (root / "usr/lib/modules" / rel).mkdir(parents=True)
+        (root / "usr/lib/modules" / rel / "vmlinuz").write_bytes(b"MZ")
+        (kdir / "Makefile").write_text(f"include /elsewhere/debian/k/usr/src/"
+                                       f"linux-headers-7.3.4+deb13-common/Makefile\n")
+        (root / ".gupnm-unpacked").write_text("")
+        cache.record(root, debian._checked_files(root, rel))
+        k = debian._fetch_locked(self.offered, root)
+        self.assertTrue((kdir / "Makefile").read_text().startswith(
+            "include $(dir $(lastword $(MAKEFILE_LIST)))../linux-headers-7.3.4"))
+        self.assertIsNone(cache.check(root))        # recorded again
+        self.assertEqual(k.kdir, kdir)
+
+    def test_a_headers_tree_cut_short_is_unpacked_again_before_a_build(self):
+        rel = self.offered.release
+        root = self.tmp / "debian" / "k"
+        kdir = root / "usr/src" / f"linux-headers-{rel}"
+        (kdir / "include/linux").mkdir(parents=True)
+        (kdir / "include/linux/mm.h").write_text("x" * 100)
+        cache.record(root, [])
+        k = debian.DebianKernel(rel, Path("/i"), kdir, root, [], self.offered, [],
+                                "trixie-backports")
+        suites = []
+        with mock.patch.object(debian, "_fetch_locked",
+                               side_effect=lambda *a: suites.append(apt.current_suite())
+                               ) as refill:
+            debian.ensure_whole(k)              # no listing (older runner): one made
+            refill.assert_not_called()
+            self.assertTrue((root / cache.TREE).exists())
+            (kdir / "include/linux/mm.h").unlink()
+            with mock.patch.object(cache, "progress"):
+                debian.ensure_whole(k)
+        refill.assert_called_once_with(self.offered, root)
+        self.assertEqual(suites, ["trixie-backports"])    # through the lists it came by
+        self.assertIn(f"1 of its 1 files missing or not of their size when filled: "
+                      f"usr/src/linux-headers-{rel}/include/linux/mm.h missing",
+                      cache.take_repairs()[-1])
 
 
 class CompilerTest(unittest.TestCase):

@@ -322,6 +322,23 @@ class BuildTest(unittest.TestCase):
             self.assertNotEqual(other, ko)
             self.assertEqual(run.call_count, 2)
 
+    def test_module_of_headers_in_the_cache_keyed_by_their_place_in_it(self):
+        """A cache copied or mounted at another path finds its modules: the
+        key names the headers by their place in the cache."""
+        self._source()
+        names = []
+        for where in ('home', 'moved'):
+            cache_root = self.tmp / where
+            kdir = cache_root / 'debian/k/usr/src/linux-headers-r'
+            kdir.mkdir(parents=True)
+            (kdir / '.config').write_text('CONFIG_X=y\n')
+            with mock.patch.dict(os.environ, {'GUPNM_CACHE': str(cache_root)}), \
+                    mock.patch.object(kernels, 'run',
+                                      side_effect=lambda cmd, **kw: (Path(cmd[2]) / 'gup_test.ko')
+                                      .write_bytes(b'\x7fELF')):
+                names.append(kernels.build_module(kdir, 'r').parent.name)
+        self.assertEqual(names[0], names[1])
+
     def test_build_module_left_nothing(self):
         self._source()
         with mock.patch.object(kernels, 'run', return_value=''):

@@ -13,6 +13,23 @@ from gupnm.host import RunnerError, UsageError
 from gupnm.prepare import kernels, ownimage
 
 REL = '6.12.117+deb12-amd64'
+_HERMETIC = []
+
+
+def setUpModule():
+    """Whatever this machine has in /usr/src (Debian's headers of REL's
+    -common) and in its cache, the tests see an empty root and cache."""
+    tmp = tempfile.TemporaryDirectory(prefix='gupnm-test-ownimage-')
+    _HERMETIC.append(tmp)
+    for p in (mock.patch.object(ownimage, 'HOST', Path(tmp.name) / 'host'),
+              mock.patch.dict(os.environ, {'GUPNM_CACHE': f'{tmp.name}/cache'})):
+        p.start()
+        _HERMETIC.append(p)
+
+
+def tearDownModule():
+    for p in reversed(_HERMETIC):
+        p.cleanup() if isinstance(p, tempfile.TemporaryDirectory) else p.stop()
 COMMON = '6.12.117+deb12-common'
 
 
@@ -72,8 +89,22 @@ class RewriteTest(unittest.TestCase):
             (Path(tmp) / 'src/Makefile').write_text('')
             build = Path(tmp) / 'build'
             build.mkdir()
-            self.assertEqual(ownimage.rewritten(build, f'include {tmp}/src/Makefile\n'),
-                             (None, []))
+            with mock.patch.object(ownimage, 'HOST', Path('/')):
+                self.assertEqual(ownimage.rewritten(build, f'include {tmp}/src/Makefile\n'),
+                                 (None, []))
+
+    def test_an_include_this_machine_has_is_not_missing(self):
+        """Debian's headers installed on this machine serve the include."""
+        with tempfile.TemporaryDirectory() as tmp:
+            kdir = unpacked(Path(tmp) / 'dir', common=False)
+            host = Path(tmp) / 'host'
+            (host / f'usr/src/linux-headers-{COMMON}').mkdir(parents=True)
+            (host / f'usr/src/linux-headers-{COMMON}/Makefile').write_text('')
+            with mock.patch.object(ownimage, 'HOST', host):
+                self.assertEqual(ownimage.rewritten(kdir, (kdir / 'Makefile').read_text()),
+                                 (None, []))
+            self.assertEqual(ownimage.rewritten(kdir, (kdir / 'Makefile').read_text())[1],
+                             [f'/usr/src/linux-headers-{COMMON}/Makefile'])
 
     def test_missing_common_says_which_package_to_unpack(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -105,6 +136,20 @@ class RewriteTest(unittest.TestCase):
                           (out / 'Makefile').read_text())
             self.assertEqual((kdir / 'Makefile').read_text(),       # DIR untouched
                              f'include /usr/src/linux-headers-{COMMON}/Makefile\n')
+
+    def test_a_shadow_cut_short_or_leading_nowhere_is_made_again(self):
+        with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cache:
+            kdir = unpacked(Path(tmp))
+            with mock.patch.object(ownimage, 'cache_dir', return_value=Path(cache)):
+                out = ownimage.kbuild_dir(kdir)
+                (out / 'include').unlink()
+                self.assertFalse(ownimage._shadow_whole(out, kdir))
+                self.assertEqual(ownimage.kbuild_dir(kdir), out)
+                self.assertEqual(os.readlink(out / 'include'), str(kdir / 'include'))
+                (out / 'scripts').unlink()
+                (out / 'scripts').symlink_to('/nonexistent/scripts')
+                self.assertEqual(ownimage.kbuild_dir(kdir), out)
+                self.assertTrue(ownimage._shadow_whole(out, kdir))
 
     def test_plain_tree_used_as_is(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -144,6 +189,7 @@ class BuildFailureTest(unittest.TestCase):
             fail = RunnerError('module build failed (exit 2):\ngcc: error: bad flag')
             with mock.patch.object(kernels, '_release_of', return_value=REL), \
                     mock.patch.object(ownimage, 'kbuild_dir', return_value=kdir), \
+                    mock.patch.object(kernels, '_image_root', return_value=None), \
                     mock.patch.object(kernels, 'build_module', side_effect=fail):
                 with self.assertRaisesRegex(UsageError, re.escape(
                         f'does not build against {kdir}: gcc: error: bad flag')):
@@ -158,6 +204,7 @@ class BuildFailureTest(unittest.TestCase):
             fail = cache.CacheError('module entry fails its check again')
             with mock.patch.object(kernels, '_release_of', return_value=REL), \
                     mock.patch.object(ownimage, 'kbuild_dir', return_value=kdir), \
+                    mock.patch.object(kernels, '_image_root', return_value=None), \
                     mock.patch.object(kernels, 'build_module', side_effect=fail):
                 with self.assertRaises(cache.CacheError) as caught:
                     kernels.prepare(f'image:{tmp}/vmlinuz:{tmp}')

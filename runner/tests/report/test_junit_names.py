@@ -23,7 +23,8 @@ sys.path.insert(0, str(HERE))
 from gupnm import testargs  # noqa: E402
 from gupnm.ci import lab, lava  # noqa: E402
 from gupnm.parse import tap  # noqa: E402
-from gupnm.report import junit, junit_xsd  # noqa: E402
+from gupnm.report import junit  # noqa: E402
+from report import test_junit  # noqa: E402
 from tests.test_cli import call  # noqa: E402
 
 DATA = HERE / 'data'
@@ -90,7 +91,7 @@ class SamePathsTest(unittest.TestCase):
                 self.assertEqual(rc, 1)             # verdict_shadow_write failed
                 self.assertIn(f'junit:   {out}\n', stdout)
                 xml = out.read_text()
-                self.assertEqual(junit_xsd.errors(xml), [])
+                test_junit.assert_valid(self, xml)
                 got = ids(suite_of(xml))
                 self.assertEqual(got[self.WANT[0]], self.WANT[1])
                 self.assertEqual(got['verdict_driver_write'], self.WANT[1])
@@ -177,7 +178,7 @@ class DiedTest(unittest.TestCase):
         (tmp / 'console.log').write_text('\n'.join(console) + '\n')
         junit.write(tmp / 'junit.xml', s)
         xml = (tmp / 'junit.xml').read_text()
-        self.assertEqual(junit_xsd.errors(xml), [])
+        test_junit.assert_valid(self, xml)
         suite = suite_of(xml)
         self.assertEqual(len(suite.findall('testcase')), 18)
         self.assertIn('verdict_driver_read', ids(suite))
