@@ -12,13 +12,15 @@ interrupting and holding apt's locks touch nothing of this host:
 - QEMU taken out again, and the dpkg frontend lock held by another
   process (fcntl, as apt and unattended-upgrades take it): with a bound
   of 1 s, exit 3 naming the holder; within the bound, the run waits,
-  naming it, then installs, and is interrupted (SIGTERM) while dpkg
-  unpacks QEMU in the background: dpkg left half done;
+  naming it, then installs, and is killed with its apt and dpkg
+  (SIGKILL, as a CI runner ends a cancelled job) while dpkg unpacks QEMU
+  in the background: dpkg left half done;
 - the next run (contract.py's second, without network) finishes dpkg's
   work (`dpkg --configure -a`, QEMU again from apt's archives) and judges.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -155,34 +157,46 @@ def _hold(path: Path, seconds: float) -> subprocess.Popen:
     return proc
 
 
-def _dpkg_at_work(root: Path) -> str | None:
-    """The command line of a dpkg unpacking or configuring in @root."""
-    real = os.path.realpath(root)
+def _in_root(root: Path) -> dict[int, list[bytes]]:
+    """pid -> argv of every process whose root is @root."""
+    real, out = os.path.realpath(root), {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            if os.readlink(f"/proc/{pid}/root") != real:
-                continue
-            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if os.readlink(f"/proc/{pid}/root") == real:
+                out[int(pid)] = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if Path(argv[0].decode(errors="replace")).name == "dpkg" and \
+    return out
+
+
+def _dpkg_at_work(root: Path) -> str | None:
+    """The command line of a dpkg unpacking or configuring in @root."""
+    for argv in _in_root(root).values():
+        if argv and Path(argv[0].decode(errors="replace")).name == "dpkg" and \
                 (b"--unpack" in argv or b"--configure" in argv):
             return " ".join(a.decode(errors="replace") for a in argv if a)
     return None
 
 
 def _interrupted_run(root: Path, log: Path) -> tuple[int | None, str | None]:
-    """The runner in @root, sent SIGTERM once a dpkg of its works there:
-    (exit code, dpkg's command line; None when none was seen)."""
+    """The runner in @root, killed with all its processes (SIGKILL, as a
+    CI runner ends a cancelled job's) once a dpkg of its works there:
+    (exit code, dpkg's command line; None when none was seen). SIGTERM to
+    the runner alone may let dpkg end its work (the runner gives its
+    children a grace): not a fault to count on."""
     with open(log, "w") as fh:
         proc = subprocess.Popen(in_root(root, run_args("--results", "/root/interrupted")),
                                 stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     seen = None
-    while proc.poll() is None and not seen:
-        seen = _dpkg_at_work(root)
-        time.sleep(0.01)
+    # Once dpkg began to change the package (its journal holds an entry):
+    # killed at its start, it would leave nothing undone.
+    while proc.poll() is None and not (seen and _journal(root)):
+        seen = seen or _dpkg_at_work(root)
+        time.sleep(0.005)
     if seen:
-        proc.send_signal(signal.SIGTERM)
+        for pid in _in_root(root):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
     try:
         return proc.wait(timeout=RUN_TIMEOUT), seen
     except subprocess.TimeoutExpired:
@@ -190,11 +204,20 @@ def _interrupted_run(root: Path, log: Path) -> tuple[int | None, str | None]:
         return proc.wait(), seen
 
 
+def _journal(root: Path) -> list[str]:
+    """dpkg's journal in @root: the entries of a run not yet folded into
+    its status file (what makes apt say "dpkg was interrupted")."""
+    try:
+        return [n for n in os.listdir(root / "var/lib/dpkg/updates") if n.isdigit()]
+    except OSError:
+        return []
+
+
 def half_done(root: Path) -> str:
     """What dpkg left unfinished in @root ('' for nothing): its journal,
     and what dpkg --audit says."""
     admin = root / "var/lib/dpkg"
-    journal = [n for n in os.listdir(admin / "updates") if n.isdigit()]
+    journal = _journal(root)
     audit = subprocess.run(["dpkg", f"--admindir={admin}", "--audit"],
                            capture_output=True, text=True).stdout.strip()
     return " ".join(filter(None, [f"journal {journal}" if journal else "", audit]))
@@ -233,13 +256,13 @@ def check_interrupted_install(t, root: Path, work: Path) -> bool:
     t.record("faults: the dpkg frontend lock held by another process (a host's unattended "
              "upgrades): the run waits, a progress line naming the holder, then installs",
              bool(waited), text[-2500:])
-    time.sleep(3)                   # the runner's watchdog ends what it left
     left = half_done(root)
     print(f"# fresh machine: lock bound, lock wait and interrupted install "
           f"{time.monotonic() - t0:.1f}s", flush=True)
-    ok = rc == 143 and bool(seen) and bool(left)
-    t.record("faults: a run interrupted (SIGTERM) while QEMU installs in the background: "
-             "143, dpkg left half done (the next run repairs it)", ok,
+    ok = rc == -signal.SIGKILL and bool(seen) and bool(left)
+    t.record("faults: a run killed with its apt and dpkg (SIGKILL, as a CI runner ends a "
+             "cancelled job) while QEMU installs in the background: dpkg left half done, "
+             "for the next run to finish", ok,
              f"exit {rc}; dpkg seen: {seen}; dpkg left: {left or 'nothing'}\n{text[-2500:]}")
     return ok
 
