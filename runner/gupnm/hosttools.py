@@ -179,8 +179,9 @@ def take_lock(path: Path | None = None) -> IO:
     except BlockingIOError:
         fh.seek(0)
         who = fh.read().strip() or "?"
-        progress(f"waiting for another run (pid {who}) to finish installing "
-                 f"tools ({path})")
+        progress("waiting for this run's install in the background (QEMU) to end"
+                 if who == str(os.getpid()) else
+                 f"waiting for another run (pid {who}) to finish installing tools ({path})")
         fcntl.flock(fh, fcntl.LOCK_EX)
     fh.seek(0)
     fh.truncate()

@@ -237,7 +237,23 @@ class InstallLockTest(unittest.TestCase):
             self.assertEqual(len(got), 1)
             got[0].close()
         progress.assert_called_once()
-        self.assertIn(f'another run (pid {os.getpid()})', progress.call_args.args[0])
+        self.assertIn("this run's install in the background", progress.call_args.args[0])
+
+    def test_another_run_is_named_by_its_pid(self):
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(hosttools, 'progress') as progress:
+            path = Path(d) / 'install.lock'
+            other = subprocess.Popen(
+                [sys.executable, '-c', 'import fcntl, os, sys, time\n'
+                 'f = open(sys.argv[1], "a+"); fcntl.flock(f, fcntl.LOCK_EX)\n'
+                 'f.write(f"{os.getpid()}\\n"); f.flush(); print("held", flush=True)\n'
+                 'time.sleep(1)\n', str(path)], stdout=subprocess.PIPE, text=True)
+            self.assertEqual(other.stdout.readline().strip(), 'held')
+            hosttools.take_lock(path).close()
+            other.wait()
+            other.stdout.close()
+        self.assertIn(f'another run (pid {other.pid}) to finish installing tools',
+                      progress.call_args.args[0])
 
 
 if __name__ == '__main__':
