@@ -125,21 +125,23 @@ def _not_installed(packages: Sequence[str]) -> list[str]:
 def half_done(admin: Path = DPKG_ADMIN) -> str:
     """What dpkg left unfinished ('' for nothing): its journal of an
     interrupted run (updates/, what makes apt say "dpkg was interrupted"),
-    or packages it began and did not end (dpkg --audit)."""
+    or packages it began and did not end (half-installed, unpacked,
+    half-configured: one dpkg-query of every package)."""
     try:
         journal = [n for n in os.listdir(admin / "updates") if n.isdigit()]
     except OSError:
         journal = []
     if journal:
         return "dpkg was interrupted"
-    if admin != DPKG_ADMIN:
+    proc = subprocess.run(["dpkg-query", f"--admindir={admin}", "-W",
+                           "-f=${db:Status-Abbrev} ${Package}\n"],
+                          capture_output=True, text=True)
+    pkgs = [name for abbrev, _, name in (line.partition(" ") for line in proc.stdout.splitlines())
+            if len(abbrev) >= 2 and abbrev[1] in HALF_DONE]
+    if not pkgs:
         return ""
-    audit = subprocess.run(["dpkg", "--audit"], capture_output=True, text=True).stdout
-    if not audit.strip():
-        return ""
-    pkgs = [line.split()[0] for line in audit.splitlines()
-            if line.startswith(" ") and line.split()]
-    return "packages left half done: " + (" ".join(pkgs[:6]) or audit.strip().splitlines()[0])
+    return ("dpkg left packages half done: " + " ".join(pkgs[:6])
+            + (f" and {len(pkgs) - 6} more" if len(pkgs) > 6 else ""))
 
 
 def refuse(missing: Sequence[str]) -> None:

@@ -192,6 +192,12 @@ class NoInstallTest(Base):
         run.assert_not_called()
 
 
+STATUS = ('Package: cpio\nStatus: install ok installed\nArchitecture: amd64\n'
+          'Version: 2.13\n\n'
+          'Package: qemu-system-x86\nStatus: install reinstreq {state}\n'
+          'Architecture: amd64\nVersion: 1:7.2\n\n')
+
+
 class DpkgStateTest(unittest.TestCase):
 
     def test_states_in_one_query(self):
@@ -209,12 +215,18 @@ class DpkgStateTest(unittest.TestCase):
         got = hosttools.states(['dpkg', 'gupnm-no-such-package'])
         self.assertEqual(got, {'dpkg': 'i'})
 
-    def test_an_interrupted_dpkg_by_its_journal(self):
+    def test_an_interrupted_dpkg_by_its_journal_or_its_packages(self):
+        # A dpkg database of its own (dpkg-query --admindir): the real tool reads it.
         with tempfile.TemporaryDirectory() as d:
             (Path(d) / 'updates').mkdir()
+            status = Path(d) / 'status'
+            status.write_text(STATUS.format(state='installed'))
             self.assertEqual(hosttools.half_done(Path(d)), '')
             (Path(d) / 'updates' / 'tmp.i').write_text('')       # dpkg's scratch: not a journal
             self.assertEqual(hosttools.half_done(Path(d)), '')
+            status.write_text(STATUS.format(state='half-installed'))
+            self.assertEqual(hosttools.half_done(Path(d)),
+                             'dpkg left packages half done: qemu-system-x86')
             (Path(d) / 'updates' / '0002').write_text('')
             self.assertEqual(hosttools.half_done(Path(d)), 'dpkg was interrupted')
 
