@@ -136,8 +136,9 @@ def half_done(admin: Path = DPKG_ADMIN) -> str:
     proc = subprocess.run(["dpkg-query", f"--admindir={admin}", "-W",
                            "-f=${db:Status-Abbrev} ${Package}\n"],
                           capture_output=True, text=True)
-    pkgs = [name for abbrev, _, name in (line.partition(" ") for line in proc.stdout.splitlines())
-            if len(abbrev) >= 2 and abbrev[1] in HALF_DONE]
+    # "iU  name": the abbreviation is three letters, the last one a space.
+    pkgs = [words[-1] for words in map(str.split, proc.stdout.splitlines())
+            if len(words) == 2 and len(words[0]) >= 2 and words[0][1] in HALF_DONE]
     if not pkgs:
         return ""
     return ("dpkg left packages half done: " + " ".join(pkgs[:6])

@@ -194,7 +194,7 @@ class NoInstallTest(Base):
 
 STATUS = ('Package: cpio\nStatus: install ok installed\nArchitecture: amd64\n'
           'Version: 2.13\n\n'
-          'Package: qemu-system-x86\nStatus: install reinstreq {state}\n'
+          'Package: qemu-system-x86\nStatus: install {state}\n'
           'Architecture: amd64\nVersion: 1:7.2\n\n')
 
 
@@ -220,13 +220,14 @@ class DpkgStateTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             (Path(d) / 'updates').mkdir()
             status = Path(d) / 'status'
-            status.write_text(STATUS.format(state='installed'))
+            status.write_text(STATUS.format(state='ok installed'))
             self.assertEqual(hosttools.half_done(Path(d)), '')
             (Path(d) / 'updates' / 'tmp.i').write_text('')       # dpkg's scratch: not a journal
             self.assertEqual(hosttools.half_done(Path(d)), '')
-            status.write_text(STATUS.format(state='half-installed'))
-            self.assertEqual(hosttools.half_done(Path(d)),
-                             'dpkg left packages half done: qemu-system-x86')
+            for state in ('reinstreq half-installed', 'ok unpacked', 'ok half-configured'):
+                status.write_text(STATUS.format(state=state))
+                self.assertEqual(hosttools.half_done(Path(d)),
+                                 'dpkg left packages half done: qemu-system-x86')
             (Path(d) / 'updates' / '0002').write_text('')
             self.assertEqual(hosttools.half_done(Path(d)), 'dpkg was interrupted')
 
