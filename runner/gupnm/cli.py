@@ -30,11 +30,11 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import hostmode, phases, probe, survey, testargs
+from . import hostmode, hosttools, phases, probe, survey, testargs
 from .ci import lab  # gupnm-run kselftest, gupnm-run lava
 from .guest import qemu, vmrun
-from .host import (BOOT_PACKAGES, REPO, Interrupted, RunnerError, UsageError, ensure_tools,
-                   missing_tools, progress)
+from .host import REPO, Interrupted, RunnerError, UsageError, progress
+from .hosttools import BOOT_PACKAGES, ensure_tools, missing_tools
 from .parse import console, modload, tap
 from .prepare import arm64, cache, command, kconfig, kernels, plan, vmlinux
 from .report import expect, figures, junit, results, stats
@@ -80,6 +80,9 @@ def _vm_args(p: argparse.ArgumentParser) -> None:
                    "results/<time>-<kernel>-<n>, unique per run)")
     p.add_argument("--json", action="store_true",
                    help="print summary.json on stdout (the report goes to stderr)")
+    p.add_argument("--no-install", action="store_true",
+                   help="never install into the host (as GUPNM_NO_INSTALL=1): "
+                   "a missing tool is named, exit 3")
     p.add_argument("--command", default=None, metavar="CMD",
                    help="run this program of the kernel tree's "
                    "tools/testing/selftests/mm instead of the test, e.g. "
@@ -1097,6 +1100,8 @@ def _dispatch(args) -> int:
             old[sig] = signal.signal(sig, _on_signal)
         except ValueError:          # not the main thread (tests)
             pass
+    if getattr(args, "no_install", False):
+        hosttools.forbid_install()
     try:
         return args.func(args)
     except RunnerError as err:

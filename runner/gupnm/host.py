@@ -1,4 +1,5 @@
-"""Host side plumbing: progress lines, commands, cache paths, tool installs.
+"""Host side plumbing: progress lines, commands, cache paths (the tools
+a run installs: hosttools.py).
 
 Everything the runner downloads or builds lives under the cache directory
 (GUPNM_CACHE, default ~/.cache/gupnm), never in the repository and never in
@@ -15,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Sequence
@@ -279,124 +279,3 @@ def run(cmd: Sequence[str], *, log: Path | None = None, cwd: Path | None = None,
         raise RunnerError(f"{what or cmd[0]} failed (exit {proc.returncode}):\n"
                           + "\n".join(out))
     return stdout
-
-
-# Debian package that provides each tool the runner calls, on every path:
-# a fresh Debian 12 with only git, make and python3 gets all of them.
-TOOLS = {
-    "qemu-system-x86_64": "qemu-system-x86",
-    "cpio": "cpio",
-    "gcc": "gcc",                   # the module and the static test
-    "make": "make",
-    "dpkg-deb": "dpkg",
-    "apt-get": "apt",
-    "git": "git",
-    "depmod": "kmod",
-    "pahole": "dwarves",            # BTF of the module (Debian's kernels have BTF)
-    "perl": "perl",                 # kernel-doc under W=1 needs Pod::Usage
-    "xz": "xz-utils",               # kselftest headers out of linux-source
-    "zstd": "zstd",                 # vmlinux out of a zstd bzImage
-    "flock": "util-linux",
-}
-# Packages without a command to look for: static libc for the test.
-PACKAGES = ["libc6-dev"]
-# What only the boot needs: installed while the run builds (ensure_tools).
-BOOT_PACKAGES = ("qemu-system-x86", "qemu-system-arm")
-# Extra tools for building a kernel from source.
-SOURCE_TOOLS = {
-    "bc": "bc", "flex": "flex", "bison": "bison", "ccache": "ccache",
-}
-SOURCE_PACKAGES = ["libelf-dev", "libssl-dev"]
-_apt_updated = False
-
-
-def _missing_packages(tools: dict, packages: Sequence[str]) -> list[str]:
-    missing = sorted({pkg for tool, pkg in tools.items() if not shutil.which(tool)})
-    # A dynamically linked busybox would not run in the initramfs.
-    for pkg in ["busybox-static", *packages]:
-        if pkg in missing:
-            continue
-        st = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg],
-                            capture_output=True, text=True)
-        if "install ok installed" not in st.stdout:
-            missing.append(pkg)
-    return missing
-
-
-def missing_tools(*, source_build: bool = False, extra: dict | None = None,
-                  extra_packages: Sequence[str] = ()) -> list[str]:
-    """The Debian packages ensure_tools() would install (none: [])."""
-    tools = dict(TOOLS)
-    packages: list[str] = [*PACKAGES, *extra_packages]
-    if source_build:
-        tools.update(SOURCE_TOOLS)
-        packages += SOURCE_PACKAGES
-    tools.update(extra or {})
-    return _missing_packages(tools, packages)
-
-
-class Later(threading.Thread):
-    """An install that goes on while the run prepares: wait() joins it and
-    raises its error."""
-
-    def __init__(self, cmd: list[str], env: dict) -> None:
-        super().__init__(daemon=True, name="apt-install-later")
-        self.cmd, self.env, self.error = cmd, env, None
-
-    def run(self) -> None:
-        try:
-            run(self.cmd, env=self.env, what="apt-get install")
-        except RunnerError as err:
-            self.error = err
-
-    def wait(self) -> None:
-        self.join()
-        if self.error is not None:
-            raise self.error
-
-
-def ensure_tools(*, source_build: bool = False, extra: dict | None = None,
-                 extra_packages: Sequence[str] = (),
-                 later: Sequence[str] = ()) -> Later | None:
-    """Install the Debian packages of missing tools (as root), else explain.
-    The packages of @later (what only the boot needs: QEMU) are downloaded
-    with the rest but installed in a thread, returned, while the caller
-    builds: a fresh machine's first run. None when nothing is left to
-    install."""
-    global _apt_updated
-    missing = missing_tools(source_build=source_build, extra=extra,
-                            extra_packages=extra_packages)
-    if not missing:
-        return None
-    # No fsync per unpacked file (as debootstrap and mmdebstrap do): the
-    # install is most of a fresh machine's first run.
-    install = ["apt-get", "install", "-y", "--no-install-recommends",
-               "-o", "Dpkg::Options::=--force-unsafe-io"]
-    cmd = [*install, *missing]
-    if os.geteuid() != 0:
-        raise RunnerError("missing tools; as root run:\n  apt-get update && "
-                          "apt-get install -y --no-install-recommends "
-                          + " ".join(missing))
-    env = {"DEBIAN_FRONTEND": "noninteractive"}
-    fetch = [*cmd[:3], "--download-only", *cmd[3:]]
-    t0 = time.monotonic()
-    progress(f"downloading {' '.join(missing)} (and what they need)")
-    try:
-        run(fetch, env=env, what="apt-get install --download-only")
-    except RunnerError:
-        if _apt_updated:
-            raise
-        run(["apt-get", "update", "-q"], env=env, what="apt-get update")
-        _apt_updated = True
-        run(fetch, env=env, what="apt-get install --download-only")
-    now = [pkg for pkg in missing if pkg not in later]
-    deferred = [pkg for pkg in missing if pkg in later]
-    progress(f"downloaded the packages in {time.monotonic() - t0:.1f}s; installing"
-             + (f" ({', '.join(deferred)} while the run prepares)" if deferred else ""))
-    if now:
-        run([*install, *now], env=env, what="apt-get install")
-    if not deferred:
-        return None
-    thread = Later([*install, *deferred], env)
-    thread.start()
-    return thread

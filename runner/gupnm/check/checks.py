@@ -20,7 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..host import REPO, RunnerError, cache_dir, ensure_tools, progress
+from ..host import REPO, RunnerError, cache_dir, progress
+from ..hosttools import ensure_tools
 from ..prepare import chroot, debian, modsource, source
 from . import (arm64_checks, contract, docs_short, kselftest_checks, matrix, mutation,
                numa, probe_checks, sending)

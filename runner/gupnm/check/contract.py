@@ -16,7 +16,10 @@
 - image: with Debian's packages unpacked into one folder: own_image.py;
 - every summary produced validates against runner/summary.schema.json;
 - a fresh Debian 12 root (mmdebstrap: git, make, python3, nothing else)
-  runs `make run` to the verdict; the host's apt state is not touched.
+  runs `make run` to the verdict, twice at once; the host's apt state is
+  not touched; in that root, the faults of the runner's own installs
+  (fresh_faults.py: --no-install, apt's lock held, an install interrupted
+  and finished by the next run).
 
 Each check records its name, ok or not, and what went wrong, through the
 Tally of tally.py.
@@ -37,6 +40,7 @@ from pathlib import Path
 
 from ..host import REPO, cache_dir, progress
 from ..report import junit_xsd, schema
+from . import fresh_faults
 from .contract_run import (BUG_KERNEL, BUG_MESSAGE, GUPNM, PASS_KERNEL, RUN_TIMEOUT, Run, gupnm,
                            qemu_processes)
 
@@ -343,12 +347,22 @@ def check_fresh_machine(t) -> None:
         if failed:
             t.record("fresh machine: make run on a fresh Debian 12", False, failed)
             return
-        t0 = time.monotonic()
-        rc = _make_run_in(root, log)
-        total = time.monotonic() - t0
+        fresh_faults.check_no_install(t, root, work)
+        # Two first runs at once (parallel CI jobs on a new host): the
+        # figures are the first's.
+        progress("fresh machine: make run inside it, twice at once (tools, kernel "
+                 "and headers downloaded from nothing)")
+        logs = [log, work / "make-run-beside.log"]
+        (rc, total), (_, beside) = fresh_faults.first_runs(root, logs, _make_run_argv())
+        print(f"# fresh machine: the make run beside it ended at {beside:.0f}s", flush=True)
         ok = _record_fresh_run(t, log, rc, setup_s, total)
+        ok = fresh_faults.record_first_runs(t, logs, BUG_MESSAGE) and ok
         ok = _record_fresh_cache(t, root / "root/.cache/gupnm", log) and ok
-        if _record_warm_run(t, root, work / "make-run-warm.log") and ok:
+        interrupted = fresh_faults.check_interrupted_install(t, root, work)
+        warm = work / "make-run-warm.log"
+        ok = _record_warm_run(t, root, warm) and interrupted and ok
+        fresh_faults.record_repaired(t, root, warm, interrupted)
+        if ok:
             shutil.rmtree(work, ignore_errors=True)
     finally:
         if _mounted_under(root):
@@ -396,32 +410,26 @@ def _record_warm_run(t, root: Path, log: Path) -> bool:
     return ok
 
 
+def _make_run_argv() -> list[str]:
+    """`make run` as the README writes it: make run's own default kernel
+    (a bug kernel), unless the bug kernel is overridden."""
+    return ["make", "-C", "/root/gupnm", "run",
+            *([f"KERNEL={BUG_KERNEL}"] if "GUPNM_CONTRACT_BUG_KERNEL" in os.environ else [])]
+
+
 def _make_run_in(root: Path, log: Path, network: bool = True) -> int | None:
-    """`make run` as the README writes it, chrooted into @root, output to
-    @log; make's exit code (None: timed out). @network False: in a network
-    namespace of its own, with no interface up but lo's."""
-    # Mounts live in a private mount namespace: they vanish with it,
-    # whatever happens to the run.
-    # The root is bind-mounted onto itself first: "/" of a real machine
-    # is a mount point (unshare --propagation needs one).
-    inner = ('set -e; r="$1"; mount --bind "$r" "$r"; mount -t proc proc "$r/proc"; '
-             'mount --rbind /sys "$r/sys"; mount --rbind /dev "$r/dev"; '
-             'exec chroot "$r" /usr/bin/env -i HOME=/root LANG=C.UTF-8 '
-             'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin '
-             'GUPNM_CACHE=/root/.cache/gupnm make -C /root/gupnm run'
-             # The README's command as written: make run's own default
-             # kernel (a bug kernel), unless the bug kernel is overridden.
-             + (f' KERNEL={BUG_KERNEL}'
-                if "GUPNM_CONTRACT_BUG_KERNEL" in os.environ else ''))
+    """`make run` chrooted into @root (fresh_faults.in_root: its mounts in
+    a private mount namespace, vanishing with it), output to @log; make's
+    exit code (None: timed out). @network False: in a network namespace
+    of its own, with no interface up but lo's."""
     progress("fresh machine: make run inside it (tools, kernel and headers "
              "downloaded from nothing)" if network else
              "fresh machine: make run inside it again, without network")
     with open(log, "w") as fh:
         try:
-            return subprocess.run(["unshare", "--mount", "--propagation", "private",
-                                   *([] if network else ["--net"]),
-                                   "bash", "-c", inner, "-", str(root)], stdout=fh,
-                                  stderr=subprocess.STDOUT, timeout=FRESH_TIMEOUT).returncode
+            return subprocess.run(fresh_faults.in_root(root, _make_run_argv(), network=network),
+                                  stdout=fh, stderr=subprocess.STDOUT,
+                                  timeout=FRESH_TIMEOUT).returncode
         except subprocess.TimeoutExpired:
             return None
 

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import probe
-from ..host import REPO, cache_dir, ensure_tools, locked
+from ..host import REPO, cache_dir, locked
+from ..hosttools import ensure_tools
 from ..prepare import debian, kernels
 from .tally import Tally
 

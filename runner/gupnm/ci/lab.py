@@ -24,7 +24,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..guest import qemu, vmrun
-from ..host import UsageError, ensure_tools, progress
+from ..host import UsageError, progress
+from ..hosttools import ensure_tools
 from ..parse import console
 from ..report import expect, results
 from . import kselftest_paths, lava, linaro

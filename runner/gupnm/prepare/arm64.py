@@ -29,7 +29,7 @@ from .debs import verified
 ARCH = "arm64"
 TRIPLET = "aarch64-linux-gnu"
 CROSS = f"{TRIPLET}-"
-# What an arm64 run needs on the host beyond the x86 tools (host.ensure_tools).
+# What an arm64 run needs on the host beyond the x86 tools (hosttools.ensure_tools).
 TOOLS = {"qemu-system-aarch64": "qemu-system-arm",
          f"{CROSS}gcc": "crossbuild-essential-arm64",
          f"{CROSS}gcc-12": "crossbuild-essential-arm64"}

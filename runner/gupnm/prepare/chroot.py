@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..host import (REPO, RunnerError, UsageError, cache_dir, ensure_tools, locked,
-                    progress, run)
+from ..host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
+from ..hosttools import ensure_tools
 from . import apt, cache, debian
 from .modsource import gup_test_source
 

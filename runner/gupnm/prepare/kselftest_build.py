@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..host import RunnerError, cache_dir, locked, progress, run
+from ..hosttools import install_packages
 
 # Outside tools/, selftests/mm includes these (-I $(top_srcdir)) and
 # the top-level selftests Makefile includes scripts/subarch.include.
@@ -84,27 +85,11 @@ def wrapper_of(selftests_mm: Path) -> tuple[str, list[str]]:
     return "mm:run_vmtests.sh", []
 
 
-def _missing_packages(packages=HOST_PACKAGES) -> list[str]:
-    missing = []
-    for pkg in packages:
-        proc = subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg],
-                              capture_output=True, text=True)
-        if "install ok installed" not in proc.stdout:
-            missing.append(pkg)
-    return missing
-
-
 def ensure_packages(packages=HOST_PACKAGES) -> None:
-    """Install @packages (Debian's) that are missing; as non-root, say so."""
-    missing = _missing_packages(packages)
-    if not missing:
-        return
-    if os.geteuid() != 0:
-        raise RunnerError("the kselftest paths need " + " ".join(missing)
-                          + ": apt-get install them (as root)")
-    progress("installing " + " ".join(missing))
-    run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
-        env={"DEBIAN_FRONTEND": "noninteractive"}, what="apt-get install")
+    """Install @packages (Debian's) that are missing, as the runner's tools
+    are (hosttools: waits for apt's locks, never with --no-install); as
+    non-root, say so."""
+    install_packages(packages, "the kselftest paths")
 
 
 def build(worktree: Path, arch: str = "amd64", commit: str | None = None) -> Built:
