@@ -23,8 +23,8 @@ from pathlib import Path
 from ..host import REPO, RunnerError, cache_dir, progress
 from ..hosttools import ensure_tools
 from ..prepare import chroot, debian, modsource, source
-from . import (arm64_checks, contract, docs_short, kselftest_checks, matrix, mutation,
-               numa, probe_checks, sending)
+from . import (arm64_checks, contract, doc_facts, docs_short, kselftest_checks, matrix,
+               mutation, numa, probe_checks, sending)
 from .tally import Tally
 
 
@@ -487,6 +487,7 @@ def _host_checks(t: Tally, bases: dict[str, Path]) -> None:
     probe's and the LAVA jobs' host side."""
     progress("host checks")
     check_unit(t)
+    doc_facts.check(t)
     check_shellcheck(t)
     check_selftest_build(t, bases["upstream"])
     check_cross_builds(t, bases["upstream"])

@@ -5,7 +5,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gupnm.check import kselftest_checks  # noqa: E402
+from gupnm.check import doc_facts, kselftest_checks  # noqa: E402
 
 # gup_null_mapping's names in Linaro's result.txt, as parse-output.py wrote
 # them on 7.3 in a real guest (TST_CMDFILES=mm).
@@ -42,6 +42,21 @@ class ExpectedFailures(unittest.TestCase):
             {PREFIX + "verdict_driver_longterm_write"})
         self.assertEqual(kselftest_checks.expected_failures(
             "source:debian-7.3:all", names), set())
+
+
+class OwnCount(unittest.TestCase):
+    """The kselftest and Linaro rows: gup_null_mapping's flat results are
+    one per cell of its table and one for its line, the documents' figure."""
+
+    def test_the_tables_count_passes(self):
+        want = doc_facts.facts()["own_results"]
+        self.assertEqual(kselftest_checks.own_count_problem(want), "")
+
+    def test_a_result_missing_or_extra_is_named(self):
+        want = doc_facts.facts()["own_results"]
+        for ours in (want - 1, want + 1, 13):
+            why = kselftest_checks.own_count_problem(ours)
+            self.assertIn(f"gave {ours} flat results, its table {want}", why)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,255 @@
+"""Figures in the documents that cannot drift (issue 48 item 8).
+
+A figure in README.md or docs/*.md that describes what the code does today
+(how many cells the test judges, how many flat result names it gives, how
+many mutants the mutation check flips) is compared with the code here, by
+FACTS: each one computed from the repository (the test's own tables, the
+mutants' folder), never copied. CLAIMS say where the documents state them:
+a claim with a path must be found there (a sentence rewritten without its
+figure fails until CLAIMS follows), one without a path is a wording that
+must agree wherever it appears.
+
+Figures that only a run can give (a result count, a line count of a lab's
+result file, a "N passed, N failed") are records: they belong to the dated
+log docs/measured.md, or to a block (a paragraph, a table row) that links
+it. RECORDS are those wordings; found elsewhere, they fail the check, with
+what to do.
+
+docs/measured.md is the log itself and is not read. Text inside HTML
+comments is not read either.
+
+  cd runner && python3 -m gupnm.check.doc_facts    # the check alone
+"""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..host import REPO
+
+TEST = Path("tools/testing/selftests/mm/gup_null_mapping.c")
+STRESS = Path("hardening/gupnm_stress.c")
+MUTANTS = Path("runner/gupnm/check/mutants")
+KERNEL_PATCHES = Path("patches/upstream")
+LAYOUT = Path("runner/tests/test_layout.py")
+LOG = "measured.md"
+
+
+def _c_array(text: str, name: str, where: Path) -> str:
+    """The initialiser of the C array @name[] in @text (between its braces)."""
+    m = re.search(rf"\b{name}\[\]\s*=\s*\{{", text)
+    if not m:
+        raise ValueError(f"no array {name}[] in {where}")
+    depth, i = 1, m.end()
+    while depth:
+        if i >= len(text):
+            raise ValueError(f"array {name}[] in {where} does not end")
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+    return text[m.end():i - 1]
+
+
+def test_table(text: str) -> tuple[list[str], list[str]]:
+    """The test's rows (backings[]: their names) and pins (pin_names[])."""
+    rows = re.findall(r'^\s*\[\w+\]\s*=\s*\{\s*"(\w+)"',
+                      _c_array(text, "backings", TEST), re.M)
+    pins = re.findall(r'"(\w+)"', _c_array(text, "pin_names", TEST))
+    if not rows or not pins:
+        raise ValueError(f"{TEST}: no rows or no pins in backings[] / pin_names[]")
+    return rows, pins
+
+
+def stress_cases(text: str) -> dict[str, int]:
+    """The hardening program's cases by kind: abi_cases[] (each run as
+    abi_<name>), and the race_ and leak_ entries of cases[]."""
+    abi = re.findall(r'^\s*[A-Z_]+\("\w+"', _c_array(text, "abi_cases", STRESS), re.M)
+    named = re.findall(r'\{\s*"(race|leak)_\w+"', _c_array(text, "cases", STRESS))
+    out = {"stress_abi": len(abi), "stress_race": named.count("race"),
+           "stress_leak": named.count("leak")}
+    if not all(out.values()):
+        raise ValueError(f"{STRESS}: a kind of case missing: {out}")
+    out["stress_cases"] = sum(out.values())
+    return out
+
+
+def insertions(patch: str) -> int:
+    """The insertions of a patch's diffstat (`N insertions(+)`), 0 without."""
+    m = re.search(r"^ \d+ files? changed, (\d+) insertions?\(\+\)", patch, re.M)
+    return int(m.group(1)) if m else 0
+
+
+def facts(repo: Path = REPO) -> dict[str, int]:
+    """Every figure the documents may state, from the repository."""
+    rows, pins = test_table((repo / TEST).read_text())
+    cells = len(rows) * len(pins)
+    kernel = sorted((repo / KERNEL_PATCHES).glob("000[1-9]-mm-*.patch"))
+    layout = re.search(r"^MAX_LINES = (\d+)$", (repo / LAYOUT).read_text(), re.M)
+    if not kernel or not layout:
+        raise ValueError(f"no kernel patches in {KERNEL_PATCHES}/ or no MAX_LINES "
+                         f"in {LAYOUT}")
+    stress = (repo / STRESS).read_text()
+    return {"rows": len(rows), "pins": len(pins), "cells": cells,
+            # run_kselftest.sh flattened: one name per cell, one for the test
+            "own_results": cells + 1,
+            "mutants": len(list((repo / MUTANTS).glob("*.diff"))),
+            **stress_cases(stress),
+            "test_lines": (repo / TEST).read_text().count("\n"),
+            "stress_lines": stress.count("\n"),
+            "kernel_lines": sum(insertions(p.read_text()) for p in kernel),
+            "max_function_lines": int(layout.group(1))}
+
+
+@dataclass(frozen=True)
+class Claim:
+    pattern: str      # a regex; its group "n" is the figure
+    fact: str         # the key of facts()
+    path: str = ""    # the document that must say it; "" any, where found
+    within: float = 0  # a round figure: how far from the fact, relative
+
+
+CLAIMS = (
+    # Wordings that always mean today's test, wherever they stand.
+    Claim(r"(?<!of )(?<![.\w])(?P<n>\d+)[-\s]+cells?\b", "cells"),
+    Claim(r"\b(?P<n>\d+)\s+(?:of its\s+)?verdicts\b", "cells"),
+    Claim(r"\bof the (?P<n>\d+)\s+verdict cases\b", "cells"),
+    Claim(r"\b(?P<n>\d+)\s+results\s+`verdict_", "cells"),
+    Claim(r"\b(?P<n>\d+)\s+flat result names\b", "own_results"),
+    Claim(r"\bgup_null_mapping's\s+(?P<n>\d+)\s+(?:are\s+)?unique\b", "own_results"),
+    Claim(r"\b(?P<n>\d+)\s+of\s+\d+\s+mutants\b", "mutants"),
+    Claim(r"\b\d+\s+of\s+(?P<n>\d+)\s+mutants\b", "mutants"),
+    Claim(r"\b(?P<n>\d+)\s+mutants\b", "mutants"),
+    Claim(r"\b(?P<n>\d+)\s+`abi_\*`", "stress_abi"),
+    Claim(r"\b(?P<n>\d+)\s+`race_\*`", "stress_race"),
+    Claim(r"\b(?P<n>\d+)\s+`leak_\*`", "stress_leak"),
+    # Sentences that must stay, with their figure.
+    Claim(r"on 7\.3\.4 all (?P<n>\d+) pass", "cells", "README.md"),
+    Claim(r"\b(?P<n>\d+) cells told fast from slow", "cells", "README.md"),
+    Claim(r"its own line and its (?P<n>\d+) verdicts", "cells", "docs/ci.md"),
+    Claim(r"gup_null_mapping's (?P<n>\d+) are unique", "own_results", "docs/ci.md"),
+    Claim(r"FAIL: 2 of (?P<n>\d+) failed", "cells", "docs/lab-commands.md"),
+    Claim(r"`?Cells`? are the case names.*?\n\s*(?P<n>\d+) of them", "cells",
+          "docs/expectations.md"),
+    Claim(r"Today's program has (?P<n>\d+) cases", "stress_cases", "docs/test.md"),
+    Claim(r"and all (?P<n>\d+) pass on Debian", "stress_cases", "docs/test.md"),
+    Claim(r"no options, about (?P<n>\d+) lines", "test_lines", "docs/test.md", 0.05),
+    Claim(r"gupnm_stress\.c` \(about (?P<n>\d+) lines\)", "stress_lines",
+          "docs/test.md", 0.05),
+    Claim(r"gup_null_mapping\.c`, about (?P<n>\d+) lines", "test_lines",
+          "docs/series.md", 0.05),
+    Claim(r"kernel side adds (?P<n>\d+) lines", "kernel_lines", "docs/series.md"),
+    Claim(r"function grows past (?P<n>\d+) lines", "max_function_lines",
+          "docs/architecture.md"),
+)
+
+# Figures of a run: records for docs/measured.md (or a block linking it).
+RECORDS = (
+    r"\b\d+\s+of\s+\d+\s+(?:pass|passed|fail|failed)\b",
+    r"\(\d+\s+lines\)",
+    r"\b\d+\s+results?\s+of\s+(?:gup_null_mapping|ours)\b",
+    r"\b\d+\s+names\s+per\s+path\b",
+    r"\b\d+\s+passed,\s+\d+\s+failed\b",
+)
+
+
+def documents(repo: Path = REPO) -> list[Path]:
+    return [repo / "README.md",
+            *sorted(p for p in (repo / "docs").glob("*.md") if p.name != LOG)]
+
+
+def _blank_comments(text: str) -> str:
+    """@text with HTML comments blanked, line numbers kept."""
+    return re.sub(r"<!--.*?-->", lambda m: re.sub(r"[^\n]", " ", m.group()), text,
+                  flags=re.S)
+
+
+def _block(text: str, pos: int) -> str:
+    """The table row (a line starting with |) or the paragraph at @pos; an
+    indented code block with the paragraph that introduces it."""
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    line = text[start:len(text) if end < 0 else end]
+    if line.lstrip().startswith("|"):
+        return line
+    start = text.rfind("\n\n", 0, pos)
+    end = text.find("\n\n", pos)
+    block = text[start + 2 if start >= 0 else 0:len(text) if end < 0 else end]
+    if block.startswith("    ") and start > 0:
+        return _block(text, start) + "\n\n" + block
+    return block
+
+
+def _line(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def problems(repo: Path = REPO, known: dict[str, int] | None = None,
+             claims: tuple[Claim, ...] = CLAIMS) -> list[str]:
+    """What the documents say against facts(), and records outside the log."""
+    known = facts(repo) if known is None else known
+    out = []
+    for doc in documents(repo):
+        rel = str(doc.relative_to(repo))
+        text = _blank_comments(doc.read_text())
+        checked: list[tuple[int, int]] = []
+        for claim in claims:
+            if claim.path and claim.path != rel:
+                continue
+            found = list(re.finditer(claim.pattern, text))
+            if claim.path and not found:
+                out.append(f"{rel}: no longer says /{claim.pattern}/: write the "
+                           f"{claim.fact} ({known[claim.fact]}) there again, or "
+                           "change CLAIMS in runner/gupnm/check/doc_facts.py")
+            for m in found:
+                if "n" not in m.re.groupindex:
+                    continue
+                if not claim.path and LOG in _block(text, m.start()):
+                    continue    # a record of an earlier test, linking the log
+                checked.append(m.span())
+                if abs(int(m.group("n")) - known[claim.fact]) > \
+                        claim.within * known[claim.fact]:
+                    out.append(f"{rel}:{_line(text, m.start())}: says "
+                               f"{m.group(0)!r}, the code gives {claim.fact} = "
+                               f"{known[claim.fact]}")
+        for pattern in RECORDS:
+            for m in re.finditer(pattern, text):
+                inside = any(a <= m.start() and m.end() <= b for a, b in checked)
+                if not inside and LOG not in _block(text, m.start()):
+                    out.append(f"{rel}:{_line(text, m.start())}: {m.group(0)!r} is "
+                               f"a run's figure: move it to docs/{LOG} (dated, with "
+                               "its command), link that from its paragraph, or "
+                               "say it without the number")
+    return out
+
+
+def summary(known: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in known.items())
+
+
+def check(t, repo: Path = REPO, claims: tuple[Claim, ...] = CLAIMS) -> None:
+    """make check's row: every figure of the documents against the code."""
+    def run():
+        try:
+            bad = problems(repo, claims=claims)
+        except (OSError, ValueError) as err:
+            return False, (f"{err}: the check reads {TEST}, {STRESS}, {MUTANTS}/, "
+                           f"{KERNEL_PATCHES}/ and {LAYOUT}")
+        return not bad, "\n".join(bad)
+    try:
+        label = summary(facts(repo))
+    except (OSError, ValueError) as err:
+        label = f"the code's figures unreadable: {err}"
+    t.guard(f"docs: figures of README.md and docs/ agree with the code ({label}); "
+            f"a run's figures only as records linking docs/{LOG}", run)
+
+
+def main() -> int:
+    from .tally import Tally
+    t = Tally()
+    check(t)
+    return t.end()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
