@@ -2,18 +2,20 @@
 
 A figure in README.md or docs/*.md that describes what the code does today
 (how many cells the test judges, how many flat result names it gives, how
-many mutants the mutation check flips) is compared with the code here, by
-FACTS: each one computed from the repository (the test's own tables, the
-mutants' folder), never copied. CLAIMS say where the documents state them:
-a claim with a path must be found there (a sentence rewritten without its
-figure fails until CLAIMS follows), one without a path is a wording that
-must agree wherever it appears.
+many mutants the mutation check flips, how many of the documents' short
+forms make check runs) is compared with facts(): each one computed from the
+repository (the test's own tables, the mutants' folder, the documents'
+commands), never copied. CLAIMS say where the documents state them, in
+digits or in words: a claim with a path must be found there (a sentence
+rewritten without its figure fails until CLAIMS follows); one without a
+path (GENERIC) is a wording that must agree wherever it stands, records
+included: a record of an older test names what it counted without it.
 
 Figures that only a run can give (a result count, a line count of a lab's
 result file, a "N passed, N failed") are records: they belong to the dated
-log docs/measured.md, or to a block (a paragraph, a table row) that links
-it. RECORDS are those wordings; found elsewhere, they fail the check, with
-what to do.
+log docs/measured.md, or to a block (a paragraph, a table row, a code block
+with the paragraph before it) that links it. RECORDS are those wordings;
+found elsewhere, they fail the check, with what to do.
 
 docs/measured.md is the log itself and is not read. Text inside HTML
 comments is not read either.
@@ -27,7 +29,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..ci import kselftest_paths
 from ..host import REPO
+from . import docs_commands, docs_short
 
 TEST = Path("tools/testing/selftests/mm/gup_null_mapping.c")
 STRESS = Path("hardening/gupnm_stress.c")
@@ -35,6 +39,9 @@ MUTANTS = Path("runner/gupnm/check/mutants")
 KERNEL_PATCHES = Path("patches/upstream")
 LAYOUT = Path("runner/tests/test_layout.py")
 LOG = "measured.md"
+WORDS = ("zero one two three four five six seven eight nine ten eleven twelve "
+         "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty").split()
+N = rf"(?P<n>\d+|{'|'.join(WORDS)})"    # a figure in digits or words
 
 
 def _c_array(text: str, name: str, where: Path) -> str:
@@ -98,7 +105,22 @@ def facts(repo: Path = REPO) -> dict[str, int]:
             "test_lines": (repo / TEST).read_text().count("\n"),
             "stress_lines": stress.count("\n"),
             "kernel_lines": sum(insertions(p.read_text()) for p in kernel),
-            "max_function_lines": int(layout.group(1))}
+            "max_function_lines": int(layout.group(1)),
+            "kselftest_paths": len(kselftest_paths.PATHS),
+            **short_forms(repo)}
+
+
+def short_forms(repo: Path) -> dict[str, int]:
+    """The documents' commands that boot a kernel, as docs_short runs them:
+    how many, and how many of them make check runs (the rest: check-arm64)."""
+    where = [s.where for s in docs_short.short_forms(docs_commands.collect(repo), repo)]
+    return {"short_forms": len(where), "short_forms_in_check": where.count("check"),
+            "short_forms_arm64": where.count("arm64")}
+
+
+def number(text: str) -> int:
+    """A figure as the documents write it: digits, or a word up to twenty."""
+    return int(text) if text.isdigit() else WORDS.index(text.lower())
 
 
 @dataclass(frozen=True)
@@ -119,7 +141,10 @@ CLAIMS = (
     Claim(r"\bgup_null_mapping's\s+(?P<n>\d+)\s+(?:are\s+)?unique\b", "own_results"),
     Claim(r"\b(?P<n>\d+)\s+of\s+\d+\s+mutants\b", "mutants"),
     Claim(r"\b\d+\s+of\s+(?P<n>\d+)\s+mutants\b", "mutants"),
-    Claim(r"\b(?P<n>\d+)\s+mutants\b", "mutants"),
+    Claim(rf"(?i:\b{N}\s+mutants)\b", "mutants"),
+    Claim(rf"(?i:\b{N}\s+backings)\b", "rows"),
+    Claim(rf"(?i:\b{N}\s+pins)\b", "pins"),
+    Claim(rf"(?i:\bthe\s+{N}\s+paths)\b", "kselftest_paths"),
     Claim(r"\b(?P<n>\d+)\s+`abi_\*`", "stress_abi"),
     Claim(r"\b(?P<n>\d+)\s+`race_\*`", "stress_race"),
     Claim(r"\b(?P<n>\d+)\s+`leak_\*`", "stress_leak"),
@@ -141,7 +166,14 @@ CLAIMS = (
     Claim(r"kernel side adds (?P<n>\d+) lines", "kernel_lines", "docs/series.md"),
     Claim(r"function grows past (?P<n>\d+) lines", "max_function_lines",
           "docs/architecture.md"),
+    Claim(r"`make check` runs (?P<n>\d+) of the \d+", "short_forms_in_check",
+          "docs/checks.md"),
+    Claim(r"`make check` runs \d+ of the (?P<n>\d+)", "short_forms", "docs/checks.md"),
+    Claim(rf"check-arm64` runs the {N} that cross-build", "short_forms_arm64",
+          "docs/checks.md"),
 )
+
+GENERIC = tuple(c for c in CLAIMS if not c.path)
 
 # Figures of a run: records for docs/measured.md (or a block linking it).
 RECORDS = (
@@ -204,10 +236,8 @@ def problems(repo: Path = REPO, known: dict[str, int] | None = None,
             for m in found:
                 if "n" not in m.re.groupindex:
                     continue
-                if not claim.path and LOG in _block(text, m.start()):
-                    continue    # a record of an earlier test, linking the log
                 checked.append(m.span())
-                if abs(int(m.group("n")) - known[claim.fact]) > \
+                if abs(number(m.group("n")) - known[claim.fact]) > \
                         claim.within * known[claim.fact]:
                     out.append(f"{rel}:{_line(text, m.start())}: says "
                                f"{m.group(0)!r}, the code gives {claim.fact} = "
@@ -220,7 +250,7 @@ def problems(repo: Path = REPO, known: dict[str, int] | None = None,
                                f"a run's figure: move it to docs/{LOG} (dated, with "
                                "its command), link that from its paragraph, or "
                                "say it without the number")
-    return out
+    return list(dict.fromkeys(out))    # a figure two claims match: once
 
 
 def summary(known: dict[str, int]) -> str:

@@ -84,7 +84,7 @@ class Problems(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             repo = fake_repo(Path(d), {name: text, "docs/measured.md": "12 of 13 failed\n"})
             return doc_facts.problems(repo, claims=claims if claims is not None
-                                      else doc_facts.CLAIMS[:12])
+                                      else doc_facts.GENERIC)
 
     def test_agreeing_figures_pass(self):
         self.assertEqual(self.problems(
@@ -108,10 +108,17 @@ class Problems(unittest.TestCase):
 
     def test_a_record_linking_the_log_stays(self):
         self.assertEqual(self.problems(
-            "On 2026-12-01 it said 3 of 13 failed and had 12 verdicts\n"
+            "On 2026-12-01 it said 3 of 13 failed\n"
             "([measured](measured.md#x)).\n\n"
             "| run | result |\n|---|---|\n| [measured](measured.md) | `8 passed, 0 failed` |\n\n"
             "Example ([measured](measured.md)):\n\n    verdict: FAIL: 2 of 21 failed\n"), [])
+
+    def test_a_record_does_not_excuse_a_figure_of_the_code(self):
+        # "12 verdicts" beside a link to the log still says what the test
+        # has: a record of an older test names it without the figure.
+        out = self.problems("It had 12 verdicts ([measured](measured.md)).\n")
+        self.assertEqual(len(out), 1)
+        self.assertIn("says '12 verdicts', the code gives cells = 6", out[0])
 
     def test_a_table_row_is_its_own_block(self):
         out = self.problems("| a | [measured](measured.md) |\n| b | 3 of 13 failed |\n")
