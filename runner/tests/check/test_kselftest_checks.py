@@ -52,6 +52,16 @@ class OwnCount(unittest.TestCase):
         want = doc_facts.facts()["own_results"]
         self.assertEqual(kselftest_checks.own_count_problem(want), "")
 
+    def test_a_real_run_of_the_test_before_v4_is_miscounted(self):
+        # A recorded run of the three paths: 12 verdicts and the test's line.
+        from gupnm.ci import kselftest_paths
+        text = (Path(__file__).resolve().parents[1] / "data" / "kselftest"
+                / "paths-v2-7.3.txt").read_text()
+        for p in kselftest_paths.split_paths(text).values():
+            ours = len(kselftest_paths.own_results(p.flat))
+            self.assertEqual(ours, 13)
+            self.assertIn("gave 13 flat results", kselftest_checks.own_count_problem(ours))
+
     def test_a_result_missing_or_extra_is_named(self):
         want = doc_facts.facts()["own_results"]
         for ours in (want - 1, want + 1, 13):
