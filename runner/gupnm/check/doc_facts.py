@@ -17,6 +17,9 @@ log docs/measured.md, or to a block (a paragraph, a table row, a code block
 with the paragraph before it) that links it. RECORDS are those wordings;
 found elsewhere, they fail the check, with what to do.
 
+Times and sizes are measurements as well: on TIMED_PAGES each one is dated
+or links the log, unless it is a limit ("under 1 MiB", "timeout (900 s)").
+
 docs/measured.md is the log itself and is not read. Text inside HTML
 comments is not read either.
 
@@ -185,6 +188,32 @@ RECORDS = (
 )
 
 
+# Times and sizes are measurements: on these pages (a list that may only
+# grow as pages are cleaned) each one stands in a block that is dated or
+# links the log, unless it is a limit ("under 1 MiB", "timeout (900 s)").
+TIMED_PAGES = ("README.md", "docs/expectations.md", "docs/lab-commands.md", "docs/layout.md",
+               "docs/runner.md", "docs/series.md")
+TIMED = r"\b\d+(?:\.\d+)?\s?(?:ms|s|min|h|KiB|MiB|GiB|kB|MB|GB)\b"
+LIMIT = re.compile(r"(?:under|at most|within|timeout|budget|limit|killed at|default|--\w+)"
+                   r"\W+(?:\w+\W+)?$")
+DATED = re.compile(r"\b20\d\d-\d\d-\d\d\b|\b\d{1,2} (?:January|February|March|April|"
+                   r"May|June|July|August|September|October|November|December) 20\d\d\b")
+
+
+def timing_problems(rel: str, text: str) -> list[str]:
+    """The times and sizes of @text (page @rel) that are neither dated, nor
+    linked to the log, nor a limit."""
+    out = []
+    for m in re.finditer(TIMED, text):
+        block = _block(text, m.start())
+        if LOG in block or DATED.search(block) or LIMIT.search(text[max(0, m.start() - 30):m.start()]):
+            continue
+        out.append(f"{rel}:{_line(text, m.start())}: {m.group(0)!r} is a measurement "
+                   f"without a date: link its row of docs/{LOG} (add one, dated, "
+                   "with its command) or say it without the figure")
+    return out
+
+
 def documents(repo: Path = REPO) -> list[Path]:
     return [repo / "README.md",
             *sorted(p for p in (repo / "docs").glob("*.md") if p.name != LOG)]
@@ -197,13 +226,17 @@ def _blank_comments(text: str) -> str:
 
 
 def _block(text: str, pos: int) -> str:
-    """The table row (a line starting with |) or the paragraph at @pos; an
+    """The paragraph at @pos; a table row (a line starting with |) or an
     indented code block with the paragraph that introduces it."""
     start = text.rfind("\n", 0, pos) + 1
     end = text.find("\n", pos)
     line = text[start:len(text) if end < 0 else end]
     if line.lstrip().startswith("|"):
-        return line
+        top = start
+        while top > 0 and text[text.rfind("\n", 0, top - 1) + 1:].lstrip().startswith("|"):
+            top = text.rfind("\n", 0, top - 1) + 1
+        before = text.rfind("\n\n", 0, max(0, top - 2))    # the intro's start
+        return text[before + 2 if before >= 0 else 0:top] + line
     start = text.rfind("\n\n", 0, pos)
     end = text.find("\n\n", pos)
     block = text[start + 2 if start >= 0 else 0:len(text) if end < 0 else end]
@@ -250,6 +283,8 @@ def problems(repo: Path = REPO, known: dict[str, int] | None = None,
                                f"a run's figure: move it to docs/{LOG} (dated, with "
                                "its command), link that from its paragraph, or "
                                "say it without the number")
+        if rel in TIMED_PAGES:
+            out += timing_problems(rel, text)
     return list(dict.fromkeys(out))    # a figure two claims match: once
 
 
@@ -271,7 +306,8 @@ def check(t, repo: Path = REPO, claims: tuple[Claim, ...] = CLAIMS) -> None:
     except (OSError, ValueError) as err:
         label = f"the code's figures unreadable: {err}"
     t.guard(f"docs: figures of README.md and docs/ agree with the code ({label}); "
-            f"a run's figures only as records linking docs/{LOG}", run)
+            f"a run's figures only as records linking docs/{LOG}; the times and sizes "
+            f"of {len(TIMED_PAGES)} pages dated", run)
 
 
 def main() -> int:

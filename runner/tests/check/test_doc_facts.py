@@ -148,6 +148,40 @@ class Problems(unittest.TestCase):
         self.assertEqual(len(self.problems("adds about 45 lines\n", claims)), 1)
 
 
+class Timings(unittest.TestCase):
+    """On TIMED_PAGES a time or a size is dated, links the log, or is a limit."""
+
+    def problems(self, text: str) -> list:
+        return doc_facts.timing_problems("README.md", text)
+
+    def test_an_undated_time_is_named(self):
+        out = self.problems("# x\n\nA cold run takes 61.1 min and 150 MiB.\n")
+        self.assertEqual([o.split(": ")[1] for o in out], ["'61.1 min' is a measurement without a date",
+                                                          "'150 MiB' is a measurement without a date"])
+        self.assertTrue(out[0].startswith("README.md:3:"))
+
+    def test_dated_linked_or_a_limit_stays(self):
+        self.assertEqual(self.problems(
+            "A cold run took 61.1 min on 2026-12-07.\n\n"
+            "The cache holds 150 MiB ([measured](measured.md)).\n\n"
+            "Measured 2 December 2026: 19.3 s.\n\n"
+            "A disk with under 1 MiB free, its timeout (900 s), `--timeout 7 s`,\n"
+            "default 600 s.\n"), [])
+
+    def test_a_table_row_takes_the_date_of_its_introduction(self):
+        table = "| command | time |\n|---|---|\n| `make run` | 12.6 s |\n"
+        self.assertEqual(self.problems("Measured 2026-12-07:\n\n" + table), [])
+        self.assertEqual(len(self.problems("Measured today:\n\n" + table)), 1)
+
+    def test_only_the_listed_pages(self):
+        with tempfile.TemporaryDirectory() as d:
+            repo = fake_repo(Path(d), {"docs/other.md": "It took 5 s.\n",
+                                       "README.md": "It took 5 s.\n"})
+            out = doc_facts.problems(repo, claims=())
+        self.assertEqual(len(out), 1)
+        self.assertTrue(out[0].startswith("README.md:1:"))
+
+
 class Check(unittest.TestCase):
     def setUp(self):
         quiet = contextlib.redirect_stdout(io.StringIO())
