@@ -61,7 +61,7 @@ def _c_array(text: str, name: str, where: Path) -> str:
     return text[m.end():i - 1]
 
 
-def test_table(text: str) -> tuple[list[str], list[str]]:
+def cell_table(text: str) -> tuple[list[str], list[str]]:
     """The test's rows (backings[]: their names) and pins (pin_names[])."""
     rows = re.findall(r'^\s*\[\w+\]\s*=\s*\{\s*"(\w+)"',
                       _c_array(text, "backings", TEST), re.M)
@@ -92,7 +92,7 @@ def insertions(patch: str) -> int:
 
 def facts(repo: Path = REPO) -> dict[str, int]:
     """Every figure the documents may state, from the repository."""
-    rows, pins = test_table((repo / TEST).read_text())
+    rows, pins = cell_table((repo / TEST).read_text())
     cells = len(rows) * len(pins)
     kernel = sorted((repo / KERNEL_PATCHES).glob("000[1-9]-mm-*.patch"))
     layout = re.search(r"^MAX_LINES = (\d+)$", (repo / LAYOUT).read_text(), re.M)

@@ -51,7 +51,7 @@ def fake_repo(root: Path, docs: dict) -> Path:
 
 class Facts(unittest.TestCase):
     def test_the_test_table(self):
-        rows, pins = doc_facts.test_table(TEST_C)
+        rows, pins = doc_facts.cell_table(TEST_C)
         self.assertEqual(rows, ["anon", "driver"])
         self.assertEqual(pins, ["read", "write", "longterm_write"])
 
@@ -76,7 +76,7 @@ class Facts(unittest.TestCase):
 
     def test_no_table_is_an_error_not_zero(self):
         with self.assertRaisesRegex(ValueError, r"no array pin_names\[\]"):
-            doc_facts.test_table(TEST_C.replace("pin_names", "pins"))
+            doc_facts.cell_table(TEST_C.replace("pin_names", "pins"))
 
 
 class Problems(unittest.TestCase):
