@@ -24,7 +24,7 @@ from ..host import REPO, RunnerError, cache_dir, progress
 from ..hosttools import ensure_tools
 from ..prepare import chroot, debian, modsource, source
 from . import (arm64_checks, contract, doc_facts, docs_short, kselftest_checks, matrix,
-               mutation, numa, probe_checks, sending)
+               mutation, numa, probe_checks, revision, sending)
 from .tally import Tally
 
 
@@ -422,6 +422,9 @@ def _main(t: Tally, args: argparse.Namespace, t0: float) -> int:
         matrix.run_debug(t)
     elif args.mutants:
         mutation.check(t)
+    elif args.revision:
+        progress("a kernel carrying series v3, today's test and v3's own")
+        revision.check(t)
     elif args.notrace:
         progress("no tracing: the matrix's source rows and the mutants, --config notrace")
         runs = matrix.run_notrace(t)
@@ -460,6 +463,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--mutants", action="store_true",
                     help="only the mutation check of gup_fast_folio_allowed() "
                     "(make check-mutants)")
+    ap.add_argument("--revision", action="store_true",
+                    help="only a kernel carrying series v3's gup_test, with today's "
+                    "test and its own (make check-revision)")
     ap.add_argument("--notrace", action="store_true",
                     help="only the source kernels without CONFIG_TRACING: the "
                     "negative controls and the mutants (make check-notrace)")
