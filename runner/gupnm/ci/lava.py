@@ -247,7 +247,9 @@ def _artifacts(job: str, spec: str, art: Path, scratch: Path,
         labroot.build(release, None, built, td, art)
         if byo and byo.modules:
             lava_byo.modules_tar(byo.modules, art / "modules.tar")
-        values["TEST_DEFINITIONS"] = str(linaro.git_copy(td))
+        repo = linaro.git_copy(td)
+        values["TEST_DEFINITIONS"] = str(repo)
+        values["TEST_DEFINITIONS_REVISION"] = lava_export.head(repo)
         values["SKIPFILE_ARG"] = labroot.SKIPFILE_ARG
     else:
         raise RunnerError(f"unknown LAVA job {job}: use {', '.join(JOBS)}")

@@ -129,6 +129,15 @@ def with_checksums(text: str, base: str, art: Path) -> str:
     return URL_LINE.sub(add, text)
 
 
+def head(repo: Path) -> str:
+    """The commit @repo's HEAD names."""
+    proc = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        raise RunnerError(f"git rev-parse HEAD in {repo}: {proc.stderr.strip()}")
+    return proc.stdout.strip()
+
+
 def bare_copy(repo: Path, dest: Path) -> Path:
     """A bare clone of @repo at @dest, servable over dumb HTTP and file://."""
     for cmd in (["git", "clone", "-q", "--bare", "--no-hardlinks", str(repo), str(dest)],
