@@ -95,6 +95,11 @@ kernel-splats case (a fail is exit 1) and the SKIPFILE's skips (missing: 3).
 A guest that died before /init (a multi-vCPU TCG artefact) is run
 once more, and said so. Results folder: summary.json, junit.xml, ktap.txt,
 job.yaml, device.yaml, lava-run.log, lava/ (lava-run's output directory).
+
+--export DIR --base-url URL: also the job to submit to a lab, in DIR with
+its artifacts (kept), every url URL/<file> with its sha256sum, README.txt
+and manifest.json (docs/lab-commands.md). source-kselftest takes a lab's
+own --kernel-image, --kselftest-tarball and --modules in place of SPEC.
 """
 
 

@@ -288,7 +288,8 @@ def stage(job: str, spec: str, outdir: Path,
     outdir.mkdir(parents=True, exist_ok=True)
     art = lava_export.prepare(export) if export else outdir / "artifacts"
     release, values, source = _artifacts(job, spec, art, outdir, byo)
-    name = f"gup_null_mapping {job} {byo.label() if byo else spec}"
+    what = byo.label() if byo else spec
+    name = f"gup_null_mapping {job} {what}"
     job_file = outdir / "job.yaml"
     text = job_text(job, name, "file://" + str(art.resolve()), art, values)
     job_file.write_text(edit(text) if edit else text)
@@ -299,12 +300,12 @@ def stage(job: str, spec: str, outdir: Path,
     device = outdir / "device.yaml"
     device.write_text(lava_device.render(job_file))
     if export:
-        _export(job, name, export, art, values, device, source)
+        _export(job, name, what, export, art, values, device, source)
     return Staged(art, release, source, job_file, device)
 
 
-def _export(job: str, name: str, export: lava_export.Export, art: Path,
-            values: dict, device: Path, source: dict) -> Path:
+def _export(job: str, name: str, what: str, export: lava_export.Export,
+            art: Path, values: dict, device: Path, source: dict) -> Path:
     """The job to submit into the export's DIR, checked by LAVA's schema."""
     if "TEST_DEFINITIONS" in values:
         lava_export.bare_copy(Path(values["TEST_DEFINITIONS"]),
@@ -312,7 +313,7 @@ def _export(job: str, name: str, export: lava_export.Export, art: Path,
         values = {**values, "TEST_DEFINITIONS":
                   f"{export.base_url}/{lava_export.TEST_DEFINITIONS}"}
     text = job_text(job, name, export.base_url, art, values)
-    path = lava_export.write(export, job, name, text, device.read_text(),
+    path = lava_export.write(export, job, what, text, device.read_text(),
                              {"kernel_source": source})
     ok, why = validate([path])
     if not ok:
