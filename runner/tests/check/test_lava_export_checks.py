@@ -1,6 +1,7 @@
 """make check's exported-job rows: which runs export, what counts as the
 same verdict, the deeper device, the served folder."""
 import os
+import shutil
 import tempfile
 import unittest
 import urllib.request
@@ -41,6 +42,38 @@ class Rows(unittest.TestCase):
         p.tmp.rmdir()
         byo.assert_called_once_with(lec.LAB_SPEC)
         self.assertEqual((p.byo, p.deep), ("byo", True))
+
+
+class CheckLavaHook(unittest.TestCase):
+    """kselftest_checks.check_lava: the exporting rows pass their export
+    (and the lab row the lab-built artifacts) to the run, then add the
+    exported job's row; the others export nothing."""
+
+    def rows(self, job, spec):
+        from gupnm.check import kselftest_checks
+        t = mock.Mock()
+        r = _run(PASS)
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(lec, "lab_byo", return_value="byo"), \
+                mock.patch.object(lec, "twin") as twin, \
+                mock.patch.object(kselftest_checks, "_outdir", return_value=Path(d)), \
+                mock.patch.object(lava, "run_again_if_died",
+                                  return_value=(r, [])) as run:
+            kselftest_checks.check_lava(t, job, spec, False)
+        return run.call_args.kwargs, twin, t
+
+    def test_lab_row_exports_on_the_lab_built_artifacts(self):
+        kw, twin, t = self.rows("source-kselftest", lec.LAB_SPEC)
+        self.addCleanup(shutil.rmtree, kw["export"].dir.parent, True)
+        self.assertEqual(kw["byo"], "byo")
+        self.assertRegex(kw["export"].base_url, r"^http://127\.0\.0\.1:\d+$")
+        twin.assert_called_once()
+        self.assertIn("--kernel-image", t.record.call_args_list[0].args[0])
+
+    def test_other_rows_export_nothing(self):
+        kw, twin, _ = self.rows("debian-module", "debian:6.12")
+        self.assertEqual((kw["export"], kw["byo"]), (None, None))
+        twin.assert_not_called()
 
 
 class SameVerdict(unittest.TestCase):
