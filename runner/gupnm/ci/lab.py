@@ -485,6 +485,9 @@ def check_lava(args) -> tuple[lava_byo.Byo | None, lava_export.Export | None]:
     export = lava_export.check(args.export, args.base_url)
     if args.no_run and export is None:
         raise UsageError("--no-run only with --export DIR --base-url URL")
+    if args.no_run and (args.json or args.expect):
+        raise UsageError("--no-run runs nothing, so there is no summary.json "
+                         "(--json) or case (--expect): drop them")
     return byo, export
 
 

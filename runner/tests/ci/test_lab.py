@@ -153,7 +153,9 @@ class LavaArguments(unittest.TestCase):
                                (['--export', str(Path(d) / 'n'), '--base-url', 'scp://h'],
                                 'not an http'),
                                (['--export', str(Path(d) / 'n')], 'go together'),
-                               (['--no-run'], '--no-run only with --export')):
+                               (['--no-run'], '--no-run only with --export'),
+                               (['--export', str(Path(d) / 'n'), '--base-url', 'http://h',
+                                 '--no-run', '--json'], 'no summary.json')):
                 with mock.patch.object(lava, 'stage') as stage, \
                         mock.patch.object(lava, 'run_again_if_died') as run:
                     rc, out, err = call(['lava', 'debian-module', 'debian:7.3', *extra])
