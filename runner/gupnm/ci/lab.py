@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..guest import qemu, vmrun
-from ..host import UsageError, progress
+from ..host import RunnerError, UsageError, progress
 from ..hosttools import ensure_tools
 from ..parse import console
 from ..report import expect, results
@@ -496,6 +496,9 @@ def cmd_lava(args, results_dir, meta) -> int:
     args.spec = byo.label() if byo else args.spec
     args.byo, args.export_to = byo, export
     if args.no_run:
+        why = lava.available()      # its schema checks the exported job
+        if why:
+            raise RunnerError(why)
         staged = lava.stage(args.job, args.spec, results_dir(
             args, f"lava-export-{args.job}"), export=export, byo=byo)
         print(f"exported: {export.dir}/job.yaml (artifacts beside it, "

@@ -165,6 +165,30 @@ class LavaArguments(unittest.TestCase):
                 run.assert_not_called()
             self.assertEqual((full / 'mine').read_text(), 'x')
 
+    def test_no_run_without_lava_dispatcher_says_so(self):
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(lava, 'available', return_value='lava-run not found'), \
+                mock.patch.object(lava, 'stage') as stage:
+            rc, out, err = call(['lava', 'debian-module', 'debian:7.3', '--export',
+                                 str(Path(d) / 'n'), '--base-url', 'http://h', '--no-run',
+                                 '--results', str(Path(d) / 'r')])
+        self.assertEqual(rc, 3)
+        self.assertIn('lava-run not found', err)
+        stage.assert_not_called()
+
+    def test_no_run_writes_the_export_and_exits_0(self):
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(lava, 'available', return_value=None), \
+                mock.patch.object(lava, 'stage', return_value=mock.Mock(release='7.3')) as stage, \
+                mock.patch.object(lava, 'run_again_if_died') as run:
+            rc, out, err = call(['lava', 'debian-module', 'debian:7.3', '--export',
+                                 str(Path(d) / 'n'), '--base-url', 'http://h/', '--no-run',
+                                 '--results', str(Path(d) / 'r')])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(stage.call_args.kwargs['export'].base_url, 'http://h')
+        run.assert_not_called()
+        self.assertIn('exported:', out)
+
     def test_lab_artifacts_are_the_lab_jobs_in_place_of_spec(self):
         with tempfile.TemporaryDirectory() as d:
             image = Path(d) / 'vmlinux'
