@@ -119,7 +119,7 @@ class JsonStdoutTest(unittest.TestCase):
         self.assertEqual(doc[0]['release'], '7.3.4+deb13-amd64')
 
     def test_lava(self):
-        def run(job, spec, outdir, again):
+        def run(job, spec, outdir, again, export=None, byo=None):
             outdir.mkdir(parents=True, exist_ok=True)
             (outdir / 'lava-run.log').write_text(
                 '{"dt": "t", "lvl": "target", "msg": "Linux version 6.12.118+deb13-amd64 (x)"}\n')

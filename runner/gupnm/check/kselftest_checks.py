@@ -1,7 +1,9 @@
 """make check's block for issue 11: the kselftest paths and the LAVA jobs.
 
   make check-kselftest   run_tests, install, gen_tar on both source kernels
-  make check-lava        the LAVA jobs validated and run with lava-run
+  make check-lava        the LAVA jobs validated and run with lava-run, two
+                         of them also exported and run as a lab would
+                         (lava_export_checks)
   (in check-kselftest)   Linaro's kselftest.sh, unmodified, by TST_CASENAME
                          and by TST_CMDFILES=mm with a SKIPFILE (issue 20)
 
@@ -12,6 +14,7 @@ vm_checks()); alone: `cd runner && python3 -m gupnm.check.kselftest_checks
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -19,7 +22,7 @@ from pathlib import Path
 from ..ci import kselftest_paths, lab, lava, lava_device, linaro
 from ..host import REPO, RunnerError, progress
 from ..parse import tap
-from . import doc_facts
+from . import doc_facts, lava_export_checks
 
 # Source kernels: each series applied, the fix in it (7.3 has it upstream).
 # The upstream series' tree: 6.12's stable series is the fix alone, its
@@ -201,11 +204,21 @@ def check_lava(t, job: str, spec: str, bug: bool) -> None:
         def failing(name: str) -> bool:
             return bool(expected_failures(spec, [name]))
     label = f"lava {job} on {spec}: per-case results, {expect}"
+    exported = None
     try:
-        r, notes = lava.run_again_if_died(job, spec, _outdir(f"lava-{job}-{spec}"),
-                                          _outdir(f"lava-{job}-{spec}-again"))
+        # Two rows also export their job (lava_export_checks), the lab
+        # job's given as a lab's own kernel and tarball.
+        exported = lava_export_checks.plan(job, spec)
+        if exported and exported.byo:
+            label += " (as the lab's --kernel-image and --kselftest-tarball)"
+        r, notes = lava.run_again_if_died(
+            job, spec, _outdir(f"lava-{job}-{spec}"), _outdir(f"lava-{job}-{spec}-again"),
+            export=exported.export if exported else None,
+            byo=exported.byo if exported else None)
     except (RunnerError, OSError) as err:
         t.record(label, False, str(err))
+        if exported:
+            shutil.rmtree(exported.tmp, ignore_errors=True)
         return
     cases = r.ours()
     bad = lava.problems(r, bug, failing)
@@ -220,6 +233,8 @@ def check_lava(t, job: str, spec: str, bug: bool) -> None:
              f"{', ' + notes[0] if notes else ''})",
              not bad, "\n".join(bad + notes + [f"{c.definition}/{c.case}: {c.result}"
                                                for c in r.cases]))
+    if exported:
+        lava_export_checks.twin(t, r, exported)
 
 
 # The negative control of the lab job's splat case: a WARNING header

@@ -24,11 +24,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..guest import qemu, vmrun
-from ..host import UsageError, progress
+from ..host import RunnerError, UsageError, progress
 from ..hosttools import ensure_tools
 from ..parse import console
 from ..report import expect, results
-from . import kselftest_paths, lava, linaro
+from . import kselftest_paths, lava, lava_byo, lava_export, linaro
 
 VIAS = ("run_kselftest", "linaro")
 # The path of runner/guest/kselftest-paths.sh each --via runs.
@@ -95,6 +95,11 @@ kernel-splats case (a fail is exit 1) and the SKIPFILE's skips (missing: 3).
 A guest that died before /init (a multi-vCPU TCG artefact) is run
 once more, and said so. Results folder: summary.json, junit.xml, ktap.txt,
 job.yaml, device.yaml, lava-run.log, lava/ (lava-run's output directory).
+
+--export DIR --base-url URL: also the job to submit to a lab, in DIR with
+its artifacts (kept), every url URL/<file> with its sha256sum, README.txt
+and manifest.json (docs/lab-commands.md). source-kselftest takes a lab's
+own --kernel-image, --kselftest-tarball and --modules in place of SPEC.
 """
 
 
@@ -133,9 +138,31 @@ def add_parsers(sub, results_arg, results_dir, meta) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("job", type=_job, metavar="JOB",
                    help="one of: " + ", ".join(lava.JOBS))
-    p.add_argument("spec", metavar="SPEC")
+    p.add_argument("spec", metavar="SPEC", nargs="?", default=None,
+                   help="the kernel (not with --kernel-image)")
+    _lava_options(p)
     _common(p, results_arg)
     p.set_defaults(func=lambda a: cmd_lava(a, results_dir, meta))
+
+
+def _lava_options(p) -> None:
+    """lava's --export and the lab's own artifacts."""
+    p.add_argument("--export", type=Path, default=None, metavar="DIR",
+                   help="also write the job to submit to a lab into DIR, its "
+                   "artifacts kept beside it (new, empty, or a previous export)")
+    p.add_argument("--base-url", default=None, metavar="URL",
+                   help="with --export: the http(s):// or file:// URL DIR's files "
+                   "are served at; the exported job fetches URL/<file>")
+    p.add_argument("--no-run", action="store_true",
+                   help="with --export: write DIR and stop (exit 0), no lava-run")
+    p.add_argument("--kernel-image", type=Path, default=None, metavar="IMAGE",
+                   help="source-kselftest on the lab's kernel (vmlinux or "
+                   "bzImage) instead of SPEC")
+    p.add_argument("--modules", type=Path, default=None, metavar="MODULES",
+                   help="with --kernel-image: its modules, a tar(.gz/.xz/.bz2) or "
+                   "folder holding lib/modules/<release>/")
+    p.add_argument("--kselftest-tarball", type=Path, default=None, metavar="TARBALL",
+                   help="with --kernel-image: the tree's `make gen_tar` tarball")
 
 
 def _common(p, results_arg) -> None:
@@ -439,10 +466,44 @@ def judge_lava(r: lava.LavaRun, booted: str | None,
     return code, problems + [p for p in job_problems if p not in problems], verdict
 
 
+def check_lava(args) -> tuple[lava_byo.Byo | None, lava_export.Export | None]:
+    """Everything about lava's input checked before anything is built
+    (UsageError, exit 2): the lab's artifacts or SPEC, the export."""
+    byo = lava_byo.check(args.kernel_image, args.modules, args.kselftest_tarball)
+    if byo is not None:
+        if args.job != "source-kselftest" or args.spec is not None:
+            raise UsageError("--kernel-image, --modules and --kselftest-tarball "
+                             "are the lab job's (source-kselftest), in place of SPEC")
+        linaro.locate()            # Linaro's test-definitions, for from: git
+    elif args.spec is None:
+        raise UsageError(f"lava {args.job}: no SPEC (or, for source-kselftest, "
+                         "--kernel-image IMAGE --kselftest-tarball TARBALL)")
+    else:
+        problem = lava.spec_problem(args.job, args.spec)
+        if problem:
+            raise UsageError(problem)
+    export = lava_export.check(args.export, args.base_url)
+    if args.no_run and export is None:
+        raise UsageError("--no-run only with --export DIR --base-url URL")
+    if args.no_run and (args.json or args.expect):
+        raise UsageError("--no-run runs nothing, so there is no summary.json "
+                         "(--json) or case (--expect): drop them")
+    return byo, export
+
+
 def cmd_lava(args, results_dir, meta) -> int:
-    problem = lava.spec_problem(args.job, args.spec)
-    if problem:
-        raise UsageError(problem)
+    byo, export = check_lava(args)
+    args.spec = byo.label() if byo else args.spec
+    args.byo, args.export_to = byo, export
+    if args.no_run:
+        why = lava.available()      # its schema checks the exported job
+        if why:
+            raise RunnerError(why)
+        staged = lava.stage(args.job, args.spec, results_dir(
+            args, f"lava-export-{args.job}"), export=export, byo=byo)
+        print(f"exported: {export.dir}/job.yaml (artifacts beside it, "
+              f"fetched from {export.base_url}; {staged.release})")
+        return results.EXIT_PASS
     outdir = results_dir(args, f"lava-{args.job}-{args.spec}")
     started = meta(datetime.now(timezone.utc))
     t0 = time.monotonic()
@@ -456,7 +517,11 @@ def cmd_lava(args, results_dir, meta) -> int:
 def _lava(args, outdir: Path, started: dict, t0: float) -> int:
     ensure_tools(source_build=args.spec.startswith("source:"),
                  extra={"lava-run": "lava-dispatcher"})
-    r, notes = lava.run_again_if_died(args.job, args.spec, outdir, outdir / "boot2")
+    r, notes = lava.run_again_if_died(args.job, args.spec, outdir, outdir / "boot2",
+                                      export=args.export_to, byo=args.byo)
+    if args.export_to:
+        notes.append(f"exported: {args.export_to.dir}/job.yaml, its files "
+                     f"fetched from {args.export_to.base_url}")
     log = (r.outdir / "lava-run.log").read_text(errors="replace")
     con = lava_console(log)
     m = re.search(r"Linux version (\S+)", con)

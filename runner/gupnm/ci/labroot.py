@@ -37,11 +37,16 @@ from ..prepare import kselftest_build
 from . import kselftest_paths, linaro
 
 LAB_INIT = REPO / "runner" / "guest" / "lab-init"
-# Where the job's skipfile overlay puts it; kselftest.sh reads -S relative
-# to its own directory, /lava-<job>/0/tests/<n>_<name>/automated/linux/
-# kselftest in LAVA's layout: seven levels below /.
+# Where the job's skipfile overlay puts it. kselftest.sh prefixes -S with
+# its own directory, /lava-<job>/0/tests/<n>_<name>/automated/linux/
+# kselftest here (seven levels below /), but the depth is the lab's: its
+# lava_test_results_dir and the definition's index. Exactly seven `..`
+# (what the job had) reach / only at that depth; LAVA's depth differs, the
+# path misses and kselftest.sh silently skips nothing. `..` at / stays at
+# /, so SKIPFILE_DEPTH of them reach / from any directory up to that deep.
 SKIPFILE = "/opt/gupnm-lab/skipfile"
-SKIPFILE_ARG = "../" * 7 + SKIPFILE.lstrip("/")
+SKIPFILE_DEPTH = 64
+SKIPFILE_ARG = "../" * SKIPFILE_DEPTH + SKIPFILE.lstrip("/")
 
 
 @dataclass

@@ -32,7 +32,7 @@ from typing import Callable
 from ..guest import initramfs
 from ..host import REPO, RunnerError, UsageError, progress
 from ..prepare import kernels
-from . import kselftest_paths, labroot, lava_device, linaro
+from . import kselftest_paths, labroot, lava_byo, lava_device, lava_export, linaro
 
 LAVA_DIR = REPO / "lava"
 DEVICE = lava_device.DEVICE
@@ -131,18 +131,20 @@ def died_before_user_space(r: LavaRun) -> str | None:
 
 
 def run_again_if_died(job: str, spec: str, outdir: Path, again: Path,
-                      edit: Callable[[str], str] | None = None
+                      edit: Callable[[str], str] | None = None,
+                      export: lava_export.Export | None = None,
+                      byo: lava_byo.Byo | None = None
                       ) -> tuple["LavaRun", list[str]]:
     """run(); when the guest died before /init (died_before_user_space),
     once more in @again, and a note that says so. The device has one boot
     try, as labs' do; a guest that never reached /init proves nothing."""
-    r = run(job, spec, outdir, edit=edit)
+    r = run(job, spec, outdir, edit=edit, export=export, byo=byo)
     died = died_before_user_space(r)
     if not died:
         return r, []
     note = f"boot 1 died before /init ({died}): booted again"
     progress(note)
-    return run(job, spec, again, edit=edit), [note]
+    return run(job, spec, again, edit=edit, export=export, byo=byo), [note]
 
 
 def spec_problem(job: str, spec: str) -> str | None:
@@ -212,12 +214,22 @@ def parse_results(stdout: str) -> list[Case]:
     return cases
 
 
-def _artifacts(job: str, spec: str, work: Path) -> tuple[Path, str, dict, dict]:
-    """@job's artifacts for @spec in @work/artifacts: the kernel, and the
-    runner's ramdisk (debian-module) or the lab's rootfs, modules, tarball
-    and skipfile (source-kselftest); the release; the job's other values;
-    how the kernel was obtained (its summary's kernel.source)."""
-    art = work / "artifacts"
+@dataclass
+class Staged:
+    """One job ready for lava-run: its artifacts, job and device files."""
+    art: Path
+    release: str
+    source: dict
+    job_file: Path
+    device: Path
+
+
+def _artifacts(job: str, spec: str, art: Path, scratch: Path,
+               byo: lava_byo.Byo | None = None) -> tuple[str, dict, dict]:
+    """@job's artifacts for @spec (or the lab's, @byo) in @art: the kernel,
+    and the runner's ramdisk (debian-module) or the lab's rootfs, modules,
+    tarball and skipfile (source-kselftest); the release; the job's other
+    values; how the kernel was obtained (its summary's kernel.source)."""
     art.mkdir(parents=True, exist_ok=True)
     values: dict[str, str] = {}
     if job == "debian-module":
@@ -225,36 +237,61 @@ def _artifacts(job: str, spec: str, work: Path) -> tuple[Path, str, dict, dict]:
         payload = initramfs.Payload(prep.release, prep.module,
                                     {"gup_null_mapping": prep.test_binary},
                                     "./gup_null_mapping")
-        cpio = initramfs.build(payload, work / "initramfs")
+        cpio = initramfs.build(payload, scratch / "initramfs")
         shutil.move(str(cpio), art / "ramdisk.cpio")
-        shutil.rmtree(work / "initramfs", ignore_errors=True)
+        shutil.rmtree(scratch / "initramfs", ignore_errors=True)
         image, release, source = prep.image, prep.release, dict(prep.source)
     elif job == "source-kselftest":
-        k, built = kselftest_paths.prepared(spec)
+        image, release, source, built = _lab_kernel(spec, scratch, byo)
         td = linaro.locate()
-        labroot.build(k.release, None, built, td, art)
-        values["TEST_DEFINITIONS"] = str(linaro.git_copy(td))
-        image, release = k.image, k.release
-        source = kselftest_paths.kernel_source(k, built)
+        labroot.build(release, None, built, td, art)
+        if byo and byo.modules:
+            lava_byo.modules_tar(byo.modules, art / "modules.tar")
+        repo = linaro.git_copy(td)
+        values["TEST_DEFINITIONS"] = str(repo)
+        values["TEST_DEFINITIONS_REVISION"] = lava_export.head(repo)
+        values["SKIPFILE_ARG"] = labroot.SKIPFILE_ARG
     else:
         raise RunnerError(f"unknown LAVA job {job}: use {', '.join(JOBS)}")
     shutil.copy2(image, art / "kernel")
-    return art, release, values, source
+    return release, values, source
 
 
-def run(job: str, spec: str, outdir: Path, job_id: int = 1,
-        edit: Callable[[str], str] | None = None) -> LavaRun:
-    """Prepare @spec for @job, run it with lava-run, parse LAVA's results.
-    @edit: applied to the filled job's text (make check's negative
-    control), which must still pass the strict schema."""
-    why = available()
-    if why:
-        raise RunnerError(why)
+def _lab_kernel(spec: str, scratch: Path, byo: lava_byo.Byo | None):
+    """(image, release, source, built selftests) of the lab job: SPEC's
+    kernel and tarball, or the lab's own (@byo)."""
+    if byo is None:
+        k, built = kselftest_paths.prepared(spec)
+        return k.image, k.release, kselftest_paths.kernel_source(k, built), built
+    built = lava_byo.built(byo, lava_byo.scratch(scratch))
+    source = {"kind": "lab-built", "boot_image": str(byo.image),
+              "boot_image_sha256": lava_export.sha256(byo.image),
+              "modules": str(byo.modules) if byo.modules else None,
+              "kselftest_tarball": str(byo.tarball), "wrapper": byo.wrapper}
+    return byo.image, byo.release, source, built
+
+
+def job_text(job: str, name: str, base: str, art: Path, values: dict) -> str:
+    """@job filled: artifacts at URL @base (files in @art, whose sha256sum
+    each url gets), @values, job name @name."""
+    text = render(JOBS[job], {**values, "ARTIFACTS": base, "JOB_NAME": name})
+    return lava_export.with_checksums(text, base, art)
+
+
+def stage(job: str, spec: str, outdir: Path,
+          edit: Callable[[str], str] | None = None,
+          export: lava_export.Export | None = None,
+          byo: lava_byo.Byo | None = None) -> Staged:
+    """@job's artifacts, job.yaml and device.yaml in @outdir, ready for
+    lava-run; with @export, the artifacts in its DIR and the job to submit
+    (its URLs under the base URL) written there too."""
     outdir.mkdir(parents=True, exist_ok=True)
-    art, release, values, source = _artifacts(job, spec, outdir)
+    art = lava_export.prepare(export) if export else outdir / "artifacts"
+    release, values, source = _artifacts(job, spec, art, outdir, byo)
+    what = byo.label() if byo else spec
+    name = f"gup_null_mapping {job} {what}"
     job_file = outdir / "job.yaml"
-    text = render(JOBS[job], {**values, "ARTIFACTS": str(art),
-                              "JOB_NAME": f"gup_null_mapping {job} {spec}"})
+    text = job_text(job, name, "file://" + str(art.resolve()), art, values)
     job_file.write_text(edit(text) if edit else text)
     if edit:
         ok, why = validate([job_file])
@@ -262,26 +299,77 @@ def run(job: str, spec: str, outdir: Path, job_id: int = 1,
             raise RunnerError(f"the edited job fails the schema: {why}")
     device = outdir / "device.yaml"
     device.write_text(lava_device.render(job_file))
+    if export:
+        _export(job, name, what, export, art, values, device, source)
+    return Staged(art, release, source, job_file, device)
+
+
+def _export(job: str, name: str, what: str, export: lava_export.Export,
+            art: Path, values: dict, device: Path, source: dict) -> Path:
+    """The job to submit into the export's DIR, checked by LAVA's schema."""
+    if "TEST_DEFINITIONS" in values:
+        lava_export.bare_copy(Path(values["TEST_DEFINITIONS"]),
+                              art / lava_export.TEST_DEFINITIONS)
+        values = {**values, "TEST_DEFINITIONS":
+                  f"{export.base_url}/{lava_export.TEST_DEFINITIONS}"}
+    text = job_text(job, name, export.base_url, art, values)
+    path = lava_export.write(export, job, what, text, device.read_text(),
+                             {"kernel_source": source})
+    ok, why = validate([path])
+    if not ok:
+        raise RunnerError(f"the exported job fails LAVA's schema: {why}")
+    progress(f"exported {job} to {export.dir} (files at {export.base_url})")
+    return path
+
+
+# Put at the top of a results folder's job.yaml once its artifacts are gone.
+GONE = ("# The artifacts this job names were deleted after the run (GUPNM_KEEP_WORK=1\n"
+        "# keeps them). For a job to submit to a lab, with its artifacts kept:\n"
+        "#   gupnm-run lava JOB SPEC --export DIR --base-url URL\n")
+
+
+def run(job: str, spec: str, outdir: Path, job_id: int = 1,
+        edit: Callable[[str], str] | None = None,
+        export: lava_export.Export | None = None,
+        byo: lava_byo.Byo | None = None) -> LavaRun:
+    """Prepare @spec for @job, run it with lava-run, parse LAVA's results.
+    @edit: applied to the filled job's text (make check's negative
+    control), which must still pass the strict schema. @export: the
+    artifacts go to (and stay in) its DIR, beside the job to submit.
+    @byo: the lab job on the lab's own kernel, modules and tarball."""
+    why = available()
+    if why:
+        raise RunnerError(why)
+    s = stage(job, spec, outdir, edit, export, byo)
     lava_out = outdir / "lava"
     shutil.rmtree(lava_out, ignore_errors=True)
+    progress(f"lava-run {job} on {byo.label() if byo else spec} ({s.release})")
+    rc, out, seconds = lava_run(s.job_file, s.device, lava_out, job_id)
+    (outdir / "lava-run.log").write_text(out)
+    if export is None and not os.environ.get("GUPNM_KEEP_WORK"):
+        shutil.rmtree(s.art, ignore_errors=True)
+        s.job_file.write_text(GONE + s.job_file.read_text())
+    return LavaRun(job, byo.label() if byo else spec, s.release, parse_results(out),
+                   rc, seconds, outdir, s.source)
+
+
+def lava_run(job_file: Path, device: Path, lava_out: Path, job_id: int = 1,
+             cwd: Path | None = None) -> tuple[int | None, str, float]:
+    """lava-run on @job_file (from @cwd): its exit status (None: timed
+    out), its output, the seconds it took."""
     env = dict(os.environ, LIBGUESTFS_BACKEND_SETTINGS="force_tcg")
-    progress(f"lava-run {job} on {spec} ({release})")
     t0 = time.monotonic()
     try:
         proc = subprocess.run([LAVA_RUN, "--job-id", str(job_id), "--output-dir",
                                str(lava_out), "--device", str(device),
                                str(job_file)], capture_output=True, text=True,
-                              env=env, timeout=TIMEOUT)
+                              env=env, timeout=TIMEOUT, cwd=cwd)
         rc, out = proc.returncode, proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as err:
         rc = None
         out = (err.stdout or b"").decode(errors="replace") if isinstance(
             err.stdout, bytes) else (err.stdout or "")
-    seconds = time.monotonic() - t0
-    (outdir / "lava-run.log").write_text(out)
-    if not os.environ.get("GUPNM_KEEP_WORK"):
-        shutil.rmtree(art, ignore_errors=True)
-    return LavaRun(job, spec, release, parse_results(out), rc, seconds, outdir, source)
+    return rc, out, time.monotonic() - t0
 
 
 def problems(r: LavaRun, bug: bool,

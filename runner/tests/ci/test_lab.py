@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import sys
+import tarfile
 import tempfile
 import unittest
 from pathlib import Path
@@ -139,8 +140,70 @@ class LavaArguments(unittest.TestCase):
 
     def test_missing_arguments(self):
         rc, out, err = call(['lava', 'debian-module'])
-        self.assertEqual(rc, ('exit', 2))
-        self.assertIn('SPEC', err)
+        self.assertEqual(rc, 2)
+        self.assertIn('no SPEC', err)
+
+    def test_export_refusals_before_anything_is_built(self):
+        with tempfile.TemporaryDirectory() as d:
+            full = Path(d) / 'full'
+            full.mkdir()
+            (full / 'mine').write_text('x')
+            for extra, why in ((['--export', str(full), '--base-url', 'http://h'],
+                                'not a previous export'),
+                               (['--export', str(Path(d) / 'n'), '--base-url', 'scp://h'],
+                                'not an http'),
+                               (['--export', str(Path(d) / 'n')], 'go together'),
+                               (['--no-run'], '--no-run only with --export'),
+                               (['--export', str(Path(d) / 'n'), '--base-url', 'http://h',
+                                 '--no-run', '--json'], 'no summary.json')):
+                with mock.patch.object(lava, 'stage') as stage, \
+                        mock.patch.object(lava, 'run_again_if_died') as run:
+                    rc, out, err = call(['lava', 'debian-module', 'debian:7.3', *extra])
+                self.assertEqual(rc, 2, err)
+                self.assertIn(why, err)
+                stage.assert_not_called()
+                run.assert_not_called()
+            self.assertEqual((full / 'mine').read_text(), 'x')
+
+    def test_no_run_without_lava_dispatcher_says_so(self):
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(lava, 'available', return_value='lava-run not found'), \
+                mock.patch.object(lava, 'stage') as stage:
+            rc, out, err = call(['lava', 'debian-module', 'debian:7.3', '--export',
+                                 str(Path(d) / 'n'), '--base-url', 'http://h', '--no-run',
+                                 '--results', str(Path(d) / 'r')])
+        self.assertEqual(rc, 3)
+        self.assertIn('lava-run not found', err)
+        stage.assert_not_called()
+
+    def test_no_run_writes_the_export_and_exits_0(self):
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(lava, 'available', return_value=None), \
+                mock.patch.object(lava, 'stage', return_value=mock.Mock(release='7.3')) as stage, \
+                mock.patch.object(lava, 'run_again_if_died') as run:
+            rc, out, err = call(['lava', 'debian-module', 'debian:7.3', '--export',
+                                 str(Path(d) / 'n'), '--base-url', 'http://h/', '--no-run',
+                                 '--results', str(Path(d) / 'r')])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(stage.call_args.kwargs['export'].base_url, 'http://h')
+        run.assert_not_called()
+        self.assertIn('exported:', out)
+
+    def test_lab_artifacts_are_the_lab_jobs_in_place_of_spec(self):
+        with tempfile.TemporaryDirectory() as d:
+            image = Path(d) / 'vmlinux'
+            image.write_bytes(b'Linux version 7.3.4+ (x) #1')
+            tarball = Path(d) / 'k.tar'
+            with tarfile.open(tarball, 'w') as tar:
+                for n in ('run_kselftest.sh', 'mm/gup_null_mapping'):
+                    info = tarfile.TarInfo(n)
+                    tar.addfile(info, io.BytesIO(b''))
+            byo = ['--kernel-image', str(image), '--kselftest-tarball', str(tarball)]
+            for argv in (['lava', 'debian-module', *byo],
+                         ['lava', 'source-kselftest', 'source:debian-7.3', *byo]):
+                rc, out, err = call(argv)
+                self.assertEqual(rc, 2, err)
+                self.assertIn('in place of SPEC', err)
 
 
 class Judge(unittest.TestCase):
@@ -513,7 +576,7 @@ class LavaCommand(unittest.TestCase):
             self.addCleanup(p.stop)
 
     def fake(self, cases, rc=0):
-        def run(job, spec, outdir, again):
+        def run(job, spec, outdir, again, export=None, byo=None):
             outdir.mkdir(parents=True, exist_ok=True)
             (outdir / 'lava-run.log').write_text(
                 '{"dt": "t", "lvl": "target", "msg": "Linux version 6.12.118+deb13-amd64 (x)"}\n'

@@ -30,7 +30,7 @@ class LavaSummarySourceTest(unittest.TestCase):
         tmp = Path(tempfile.mkdtemp())
         self.addCleanup(shutil.rmtree, tmp)
 
-        def run(job, spec, outdir, again):
+        def run(job, spec, outdir, again, export=None, byo=None):
             outdir.mkdir(parents=True, exist_ok=True)
             (outdir / 'lava-run.log').write_text(
                 '{"dt": "t", "lvl": "target", "msg": "Linux version 6.12.118+deb13-amd64 (x)"}\n')

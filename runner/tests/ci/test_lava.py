@@ -75,12 +75,14 @@ class Results(unittest.TestCase):
 
 
 class Jobs(unittest.TestCase):
-    VALUES = {"ARTIFACTS": "/x/art", "JOB_NAME": "job", "TEST_DEFINITIONS": "/x/td"}
+    VALUES = {"ARTIFACTS": "file:///x/art", "JOB_NAME": "job", "TEST_DEFINITIONS": "/x/td",
+              "TEST_DEFINITIONS_REVISION": "0" * 40,
+              "SKIPFILE_ARG": labroot.SKIPFILE_ARG}
 
     def test_every_job_renders(self):
         for name, path in lava.JOBS.items():
             text = lava.render(path, dict(self.VALUES, JOB_NAME=f"job {name}"))
-            self.assertIn("url: file:///x/art/kernel", text)
+            self.assertIn('url: "file:///x/art/kernel"', text)
             self.assertIn("secretmem.enable=1", text)
             self.assertNotRegex(text, r"@[A-Z_]+@")
             self.assertNotIn("enable-kvm", text)
@@ -92,9 +94,9 @@ class Jobs(unittest.TestCase):
                 lava.render(Path(d) / "j.yaml", self.VALUES)
 
     def test_a_placeholder_without_a_value(self):
+        values = {k: v for k, v in self.VALUES.items() if k != "TEST_DEFINITIONS"}
         with self.assertRaisesRegex(RunnerError, "@TEST_DEFINITIONS@"):
-            lava.render(lava.JOBS["source-kselftest"],
-                        {"ARTIFACTS": "/a", "JOB_NAME": "n"})
+            lava.render(lava.JOBS["source-kselftest"], values)
 
     @unittest.skipUnless(lava.available() is None, "lava-dispatcher not installed")
     def test_lava_schema(self):
@@ -138,18 +140,23 @@ class LabJob(unittest.TestCase):
         self.assertEqual((d["from"], d["repository"], d["path"], d["name"]),
                          ("git", "/x/td", "automated/linux/kselftest/kselftest.yaml",
                           "kselftest-mm"))
+        # Pinned: a full clone, which git's dumb HTTP (a plain web server) serves.
+        self.assertEqual(d["revision"], "0" * 40)
         self.assertEqual(lava.SUITES["source-kselftest"], "0_" + d["name"])
         self.assertEqual(d["parameters"]["TST_CMDFILES"], "mm")
         # kselftest.yaml's default SKIPFILE "" makes kselftest.sh wget "".
         self.assertTrue(d["parameters"]["SKIPFILE"])
 
     def test_skipfile_reaches_the_overlay(self):
-        # kselftest.sh prefixes its own directory; LAVA's layout puts it
-        # seven levels below /.
+        # kselftest.sh prefixes its own directory, seven levels below / in
+        # this LAVA's layout; a lab's lava_test_results_dir puts it deeper
+        # (or shallower): the path must land on the overlay at every depth.
         d = self.action("test")["definitions"][0]
-        here = "/lava-1/0/tests/0_kselftest-mm/automated/linux/kselftest"
-        self.assertEqual(os.path.normpath(os.path.join(here, d["parameters"]["SKIPFILE"])),
-                         labroot.SKIPFILE)
+        tail = "0/tests/0_kselftest-mm/automated/linux/kselftest"
+        for results_dir in ("/lava-1", "/var/lib/lava-1", "/a/b/c/d/e/f/g/h/lava-1", "/"):
+            here = os.path.join(results_dir, tail)
+            self.assertEqual(os.path.normpath(os.path.join(
+                here, d["parameters"]["SKIPFILE"])), labroot.SKIPFILE, here)
         self.assertEqual(d["parameters"]["SKIPFILE"], labroot.SKIPFILE_ARG)
         overlays = self.action("deploy")["images"]["ramdisk"]["overlays"]
         self.assertEqual(overlays["skipfile"]["path"], labroot.SKIPFILE)
