@@ -49,5 +49,7 @@ def build(parsed: TapResult, *, raw: str, log: str, release: Optional[str],
     s.update(meta)
     s.update(spec=f"log:{log}", exit_code=exit_code, outcome=outcome,
              problems=list(problems), command=f"gupnm-run parse {log}",
-             boot_attempts=0, notes=notes, guest_uptime={})
+             boot_attempts=0, notes=notes, guest_uptime={},
+             files={"summary": "summary.json", "junit": "junit.xml",
+                    "ktap": "ktap.txt"})
     return s
