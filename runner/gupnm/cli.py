@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import hostmode, hosttools, phases, probe, survey, testargs
-from .ci import lab  # gupnm-run kselftest, gupnm-run lava
+from .ci import lab, linaro  # gupnm-run kselftest, gupnm-run lava; parse
 from .guest import qemu, vmrun
 from .host import REPO, Interrupted, RunnerError, UsageError, progress
 from .hosttools import BOOT_PACKAGES, ensure_tools, missing_tools
@@ -869,6 +869,8 @@ def parse_log(raw: str) -> tuple[tap.TapResult, list, int | None]:
             text = text[:m.start()]
     if "running ./gup_null_mapping" in text:     # run_vmtests.sh, run_kselftest.sh
         text = tap.unnest(text)
+    elif "TAP version" not in text:     # result.txt or LAVA's signals alone
+        text = linaro.tap_of_results(text) or text
     parsed = tap.parse_tap(text.splitlines())
     if bench is not None:
         vmrun.merge_bench(parsed, tap.parse_tap(bench.splitlines()))

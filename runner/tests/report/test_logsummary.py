@@ -66,5 +66,43 @@ class ParseReportsTest(unittest.TestCase):
         self.assertTrue(any('not in the log' in n for n in notes), notes)
 
 
+class ResultLinesTest(unittest.TestCase):
+    """A log with only parse-output.py's result.txt lines or LAVA's
+    testcase signals: the bug is a failure (exit 1); a pass there has no
+    verdict lines to back it (exit 3)."""
+    NAME = 'mm_ksft_gup_test_sh_gup_null_mapping'
+
+    def write(self, lines):
+        tmp = tempfile.NamedTemporaryFile('w', suffix='.txt', delete=False)
+        self.addCleanup(Path(tmp.name).unlink)
+        tmp.write(''.join(line + '\n' for line in lines))
+        tmp.close()
+        return tmp.name
+
+    def test_result_txt_with_the_bug(self):
+        f = self.write([f'{self.NAME}_verdict_driver_read fail',
+                        f'{self.NAME}_verdict_driver_write fail',
+                        f'{self.NAME}_verdict_anon_read pass', f'{self.NAME} fail',
+                        'mm_ksft_gup_test_sh_gup_test__u__n_1 pass'])
+        rc, out, _ = call(['parse', f, '--json'])
+        s = json.loads(out)
+        self.assertEqual(rc, 1)
+        self.assertEqual([c['name'] for c in s['cases']],
+                         ['verdict_driver_read', 'verdict_driver_write', 'verdict_anon_read'])
+
+    def test_lava_signals_passing_are_not_a_pass(self):
+        f = self.write([f'<LAVA_SIGNAL_TESTCASE TEST_CASE_ID={self.NAME}_verdict_driver_read RESULT=pass>',
+                        f'<LAVA_SIGNAL_TESTCASE TEST_CASE_ID={self.NAME}_verdict_driver_write RESULT=pass>'])
+        rc, out, _ = call(['parse', f])
+        self.assertEqual(rc, 3)
+        self.assertIn("lacks the test's own driver verdict", out)
+
+    def test_other_results_alone_are_no_tap(self):
+        from gupnm.ci import linaro
+        self.assertIsNone(linaro.tap_of_results('mm_ksft_gup_test_sh_gup_test pass\n'))
+        tap = linaro.tap_of_results(f'{self.NAME}_verdict_x skip\n')
+        self.assertIn('ok 1 verdict_x # SKIP', tap)
+
+
 if __name__ == '__main__':
     unittest.main()
