@@ -262,7 +262,9 @@ def spec_problem(spec: str) -> str | None:
         return (f"{spec}: the kselftest tarball is made by a source kernel's "
                 "tree (its gen_tar target): use source:debian-7.3[:all|nofix|wrongfix] "
                 "or a git checkout (source:PATH); for a Debian binary kernel use "
-                "gupnm-run run --kernel SPEC or gupnm-run lava debian-module SPEC")
+                "gupnm-run run --kernel SPEC or gupnm-run lava debian-module SPEC; "
+                "for a kernel and kselftest tarball you built: gupnm-run kselftest "
+                "--kernel IMAGE --kselftest TARBALL [--modules DIR_OR_TARBALL]")
     tree, selection = args
     if selection == "none":
         return (f"{spec}: selection none applies no patch, so the tree has no "

@@ -57,8 +57,9 @@ our test only):
 
 SPEC: a source kernel whose series adds the selftest to the tree:
 source:debian-7.3[:all|nofix|wrongfix] or source:PATH (a git checkout that
-is not 6.12). Not supported (exit 2): debian: and image: kernels (no tree,
-no tarball: use `gupnm-run run` or `gupnm-run lava debian-module`),
+is not 6.12). Not supported (exit 2): debian:, image: and debs: kernels (no
+tree, no tarball: use `gupnm-run run` or `gupnm-run lava debian-module`, or
+bring the tarball: --kernel IMAGE --kselftest TARBALL, below),
 source:debian-6.12 (its stable series is the fix alone: no selftest in the
 tree), selection none. The source kernel is built when not cached (minutes).
 
