@@ -14,7 +14,7 @@
 #   KSFT-PATH-BEGIN: <path>
 #   KSFT-PATH-END: <path> <exit status> <seconds>
 # /opt/gupnm-kst/env sets KST_TREE, KST_INSTALL, KST_TARBALL, KST_WRAPPER,
-# KST_RUN_TESTS_ARGS and KST_PATHS (which paths, in order); for linaro
+# KST_RUN_TESTS_ARGS, KST_PATHS (which paths, in order) and KST_MODPROBE; for linaro
 # KST_LINARO_DIR and KST_LINARO_<kselftest.yaml parameter> (runner/gupnm/linaro.py).
 # shellcheck source=/dev/null
 . /opt/gupnm-kst/env
@@ -32,7 +32,15 @@ export PATH=/usr/bin:/usr/sbin:/bin:/sbin
 # gup_test is built into the kernel (the series' v4 on a source tree:
 # kselftest_paths.prepared refuses anything else): init loads no module,
 # run_vmtests.sh loads none, /sys/kernel/debug/gup_test is there for every
-# path.
+# path. A lab's own kernel (kselftest --kernel --modules) may have it as a
+# module instead: KST_MODPROBE names it, loaded when the file is missing.
+if [ -n "${KST_MODPROBE:-}" ] && [ ! -e /sys/kernel/debug/gup_test ]; then
+	if modprobe "$KST_MODPROBE"; then
+		echo "# loaded $KST_MODPROBE from the lab's modules"
+	else
+		echo "# modprobe $KST_MODPROBE failed"
+	fi
+fi
 
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 

@@ -31,13 +31,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from . import hostmode, hosttools, phases, probe, survey, testargs
-from .ci import lab  # gupnm-run kselftest, gupnm-run lava
+from .ci import lab, linaro  # gupnm-run kselftest, gupnm-run lava; parse
 from .guest import qemu, vmrun
 from .host import REPO, Interrupted, RunnerError, UsageError, progress
 from .hosttools import BOOT_PACKAGES, ensure_tools, missing_tools
 from .parse import console, modload, tap
-from .prepare import arm64, cache, command, kconfig, kernels, plan, vmlinux
-from .report import expect, figures, junit, results, stats
+from .prepare import arm64, cache, command, debdir, kconfig, kernels, plan, vmlinux
+from .report import expect, figures, junit, logsummary, results, stats
 
 # Debian 12 (bookworm) hosts build its 6.12 module with their own gcc-12:
 # the main job needs no suite root. debian:6.12 is trixie's newest.
@@ -243,6 +243,8 @@ def check_input(spec: str, args) -> None:
         if not Path(parts[1]).is_dir():
             raise UsageError(f"{parts[1]} is not a directory: name the kernel's "
                              "headers/build directory or a module tree")
+    if kind == "debs":
+        debdir.find(Path(parts[0]))     # names what the folder lacks
     if getattr(args, "test_args", ""):
       testargs.check(getattr(args, "test_args", "") or "",
                    vcpus=getattr(args, "vcpus", 2))
@@ -867,6 +869,8 @@ def parse_log(raw: str) -> tuple[tap.TapResult, list, int | None]:
             text = text[:m.start()]
     if "running ./gup_null_mapping" in text:     # run_vmtests.sh, run_kselftest.sh
         text = tap.unnest(text)
+    elif "TAP version" not in text:     # result.txt or LAVA's signals alone
+        text = linaro.tap_of_results(text) or text
     parsed = tap.parse_tap(text.splitlines())
     if bench is not None:
         vmrun.merge_bench(parsed, tap.parse_tap(bench.splitlines()))
@@ -912,27 +916,43 @@ def cmd_parse(args) -> int:
                              reached_test=ran, splat=bool(splats), exit_status=judged,
                              has_results=bool(parsed.results))
     verdict = tap.summarize(parsed)
-    print(f"verdict: {verdict}")
+    out = sys.stderr if args.json else sys.stdout
+    print(f"verdict: {verdict}", file=out)
     c = tap.counts(parsed)
-    print("counts:  " + ", ".join(f"{k} {v}" for k, v in c.items()))
+    print("counts:  " + ", ".join(f"{k} {v}" for k, v in c.items()), file=out)
     if exit_status is not None:
-        print(f"test exit status: {exit_status}")
+        print(f"test exit status: {exit_status}", file=out)
     for sp in splats:
-        print(f"SPLAT ({sp.kind}) at line {sp.line_no}")
+        print(f"SPLAT ({sp.kind}) at line {sp.line_no}", file=out)
     for err in parsed.errors:
-        print(f"TAP problem: {err}")
+        print(f"TAP problem: {err}", file=out)
     for name in pre65:
-        print(f"note:    {name}: XFAIL: {tap.PRE_65}")
+        print(f"note:    {name}: XFAIL: {tap.PRE_65}", file=out)
     for problem in problems:
         if problem != "the test did not run":      # the TAP problems say it
-            print(f"PROBLEM: {problem}")
-    print(f"exit:    {code}")
+            print(f"PROBLEM: {problem}", file=out)
+    print(f"exit:    {code}", file=out)
     if args.junit:
         junit.write(args.junit, junit.from_parsed(
             parsed, release=release.group(1) if release else None, exit_code=code,
             outcome=vmrun.outcome_of(code), verdict=verdict, problems=problems,
             splats=splats), console=args.file)
-        print(f"junit:   {args.junit}")
+        print(f"junit:   {args.junit}", file=out)
+    if args.results or args.json:
+        s = logsummary.build(parsed, raw=raw, log=str(args.file),
+                             release=release.group(1) if release else None,
+                             exit_status=exit_status, exit_code=code,
+                             outcome=vmrun.outcome_of(code), problems=problems,
+                             splats=splats,
+                             meta=run_meta(datetime.now(timezone.utc)))
+        if args.results:
+            outdir = _results_dir(args, "parse")
+            unwritten = vmrun.save_reports(outdir, s)
+            print(f"PROBLEM: {unwritten}" if unwritten else f"results: {outdir}",
+                  file=out)
+        if args.json:
+            print(json.dumps(s, indent=2, sort_keys=True))
+            args.printed_json = True
     return code
 
 
@@ -1066,6 +1086,11 @@ def _build_parser() -> _Parser:
     p.add_argument("--junit", type=Path, default=None, metavar="FILE",
                    help="also write the log's results as JUnit XML to FILE "
                    "(the names run, kselftest and lava give them)")
+    p.add_argument("--results", type=_results_arg, default=None, metavar="DIR",
+                   help="also write summary.json, junit.xml and ktap.txt there "
+                   "(a new or empty directory), as run does")
+    p.add_argument("--json", action="store_true",
+                   help="print the summary.json on stdout (the report goes to stderr)")
     p.set_defaults(func=cmd_parse)
     _add_cache_parser(sub)
     survey.add_parsers(sub, _vm_args, run_one)

@@ -39,7 +39,8 @@ DOCS = ("README.md", "docs")
 COMMAND_WORDS = {"make", "runner/gupnm-run", "runner/gupnm-check", "git", "mkdir",
                  "for", "dpkg-deb", "gcc", "oot/build-module.sh", "mount", "insmod",
                  "/usr/bin/time", "bash", "base=$(runner/linux-source-base.sh",
-                 "./gup_null_mapping", "cd", "cp", "rm", "sed", "rmmod", "mountpoint"}
+                 "./gup_null_mapping", "cd", "cp", "rm", "sed", "rmmod", "mountpoint",
+                 "tar", "depmod"}
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S")
 # Words that stand for the reader's own values: the line is a usage line.
 PLACEHOLDER = re.compile(r"\b(SPEC|JOB|VMLINUZ|KERNEL:DIR|FILE|DIR|N)\b(?!=)|\[--|\.\.\.\"")

@@ -6,6 +6,9 @@
                          (lava_export_checks)
   (in check-kselftest)   Linaro's kselftest.sh, unmodified, by TST_CASENAME
                          and by TST_CMDFILES=mm with a SKIPFILE (issue 20)
+  (in check-kselftest)   a lab's own kernel, modules and kselftest tarball
+                         (kselftest --kernel --modules --kselftest, issue 48:
+                         own_kselftest.py)
 
 Both are part of `make check` (checks.py calls host_checks() and
 vm_checks()); alone: `cd runner && python3 -m gupnm.check.kselftest_checks
@@ -22,7 +25,7 @@ from pathlib import Path
 from ..ci import kselftest_paths, lab, lava, lava_device, linaro
 from ..host import REPO, RunnerError, progress
 from ..parse import tap
-from . import doc_facts, lava_export_checks
+from . import doc_facts, lava_export_checks, own_kselftest
 
 # Source kernels: each series applied, the fix in it (7.3 has it upstream).
 # The upstream series' tree: 6.12's stable series is the fix alone, its
@@ -277,6 +280,7 @@ def vm_checks(t) -> None:
     for spec in LINARO_KERNELS:
         for select in linaro.SELECTIONS:
             check_linaro(t, spec, select)
+    own_kselftest.check_own(t)
     if lava.available():
         t.record("lava: lava-run available", False, lava.available())
         return
@@ -299,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         for spec in LINARO_KERNELS:
             for select in linaro.SELECTIONS:
                 check_linaro(t, spec, select)
+        own_kselftest.check_own(t)
     if not args.paths:
         host_checks(t)
         for job, spec, bug in LAVA_RUNS:

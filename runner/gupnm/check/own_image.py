@@ -4,7 +4,9 @@ Bookworm's own 6.12 (built with the host's gcc-12) as Debian ships it:
 its image, headers, -common and kbuild packages unpacked with dpkg-deb -x
 into one folder give, through image:VMLINUZ:FOLDER, the verdict debian:
 gives (exit 1, the bug); the image and headers alone are refused before
-anything boots (exit 2), naming both missing packages.
+anything boots (exit 2), naming both missing packages. The same .debs as a
+folder, debs:FOLDER (issue 48: no unpacking by hand), give the same verdict;
+the image and headers .debs alone are exit 2 naming the other two.
 
 Kernels built with a compiler this machine lacks (trixie's gcc-14, sid's
 gcc-16), unpacked the same way: the module builds in a root of the kernel's
@@ -64,8 +66,39 @@ def check(t, tmp: Path) -> None:
              "exit 2 before anything boots, naming both",
              r.rc == 2 and "-common" in r.err and "linux-kbuild-" in r.err
              and r.seconds < 30, r.detail())
+    check_debs(t, tmp, k, debs)
     folders = [check_root(t, tmp, suite) for suite in ROOT_KERNELS]
     check_no_root(t, tmp, *folders[0])
+
+
+def check_debs(t, tmp: Path, k, debs: list[Path]) -> None:
+    """The same packages as a folder of .debs (debs:DIR, nothing unpacked
+    by hand): the debian: verdict; the image and headers alone: exit 2
+    naming the -common and kbuild packages. One boot (the unpack cached
+    by the .debs' sha256 after the first)."""
+    folders = {}
+    for name, keep in (("own-debs", debs), ("own-debs-bare", [
+            d for d in debs if d.name.startswith(
+                (f"{k.offered.image_pkg}_", f"linux-headers-{k.release}_"))])):
+        folders[name] = tmp / name
+        folders[name].mkdir()
+        for d in keep:
+            (folders[name] / d.name).symlink_to(d)
+    r = gupnm(["run", "--kernel", f"debs:{folders['own-debs']}", "--results",
+               str(tmp / "own-debs-results")])
+    s = r.summary or {}
+    kern = s.get("kernel") or {}
+    t.record(f"own debs: {k.release}'s .debs as one folder (debs:DIR) give the "
+             "debian: verdict (exit 1, bug present)",
+             r.rc == 1 and BUG_MESSAGE in (s.get("verdict") or "")
+             and kern.get("booted_release") == k.release
+             and (kern.get("source") or {}).get("kind") == "debs", r.detail())
+    r = gupnm(["run", "--kernel", f"debs:{folders['own-debs-bare']}", "--results",
+               str(tmp / "own-debs-bare-results")], timeout=120)
+    t.record("own debs: a folder without the -common and kbuild .debs is exit 2 "
+             "before anything boots, naming both",
+             r.rc == 2 and "-common package" in r.err and "kbuild tools" in r.err
+             and r.seconds < 30, r.detail())
 
 
 def check_root(t, tmp: Path, suite: str) -> tuple[Path, Path]:

@@ -30,7 +30,7 @@ from ..host import REPO, RunnerError, progress
 from ..parse import tap
 from ..parse.status import parse_status
 from ..prepare import cache, kernels, kselftest_arm64, kselftest_build, source
-from . import linaro, tapflat
+from . import kselftest_own, linaro, tapflat
 
 GUEST_SCRIPT = REPO / "runner" / "guest" / "kselftest-paths.sh"
 GUEST_DIR = "opt/gupnm-kst"
@@ -109,7 +109,7 @@ def build_initramfs(k, built: kselftest_build.Built, work: Path,
                                 f"sh /{GUEST_DIR}/paths.sh", need_bash=True)
     base = initramfs.build(payload, work / "base")
     extra = work / "extra-root"
-    host_tops = _extra_root(extra, built, paths, lin)
+    host_tops = _extra_root(extra, built, paths, lin, k)
     extra_cpio = work / "extra.cpio"
     initramfs.pack_names(sorted(_walk(extra, extra)[1:]), extra, extra_cpio)
     tree_cpio = work / "tree.cpio"
@@ -124,10 +124,11 @@ def build_initramfs(k, built: kselftest_build.Built, work: Path,
 
 
 def _extra_root(extra: Path, built: kselftest_build.Built, paths: tuple[str, ...],
-                lin: linaro.Guest | None) -> list[Path]:
+                lin: linaro.Guest | None, k=None) -> list[Path]:
     """Into @extra: the host programs and libraries, the guest script and
-    its env file (and the linaro path's programs and skipfile). Returned:
-    what the linaro path needs from the host root at its own path."""
+    its env file (and the linaro path's programs and skipfile; a lab's
+    own modules, kselftest_own.OwnKernel @k). Returned: what the linaro
+    path needs from the host root at its own path."""
     if extra.exists():
         shutil.rmtree(extra)
     for prog in GUEST_PROGRAMS:
@@ -140,7 +141,9 @@ def _extra_root(extra: Path, built: kselftest_build.Built, paths: tuple[str, ...
     env = {"KST_TREE": str(built.tree), "KST_INSTALL": str(built.install),
            "KST_TARBALL": str(built.tarball), "KST_WRAPPER": built.wrapper,
            "KST_RUN_TESTS_ARGS": " ".join(built.run_tests_args),
-           "KST_PATHS": " ".join(paths)}
+           "KST_PATHS": " ".join(paths),
+           "KST_MODPROBE": "gup_test" if isinstance(k, kselftest_own.OwnKernel)
+           and kselftest_own.install(k, extra) else ""}
     lines = [f"{k_}='{v}'" for k_, v in env.items()]
     tops: list[Path] = []
     if lin is not None:
@@ -259,7 +262,9 @@ def spec_problem(spec: str) -> str | None:
         return (f"{spec}: the kselftest tarball is made by a source kernel's "
                 "tree (its gen_tar target): use source:debian-7.3[:all|nofix|wrongfix] "
                 "or a git checkout (source:PATH); for a Debian binary kernel use "
-                "gupnm-run run --kernel SPEC or gupnm-run lava debian-module SPEC")
+                "gupnm-run run --kernel SPEC or gupnm-run lava debian-module SPEC; "
+                "for a kernel and kselftest tarball you built: gupnm-run kselftest "
+                "--kernel IMAGE --kselftest TARBALL [--modules DIR_OR_TARBALL]")
     tree, selection = args
     if selection == "none":
         return (f"{spec}: selection none applies no patch, so the tree has no "

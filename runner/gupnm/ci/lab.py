@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import sys
 import time
 from datetime import datetime, timezone
@@ -28,7 +29,7 @@ from ..host import RunnerError, UsageError, progress
 from ..hosttools import ensure_tools
 from ..parse import console
 from ..report import expect, results
-from . import kselftest_paths, lava, lava_byo, lava_export, linaro
+from . import kselftest_own, kselftest_paths, lava, lava_byo, lava_export, linaro
 
 VIAS = ("run_kselftest", "linaro")
 # The path of runner/guest/kselftest-paths.sh each --via runs.
@@ -56,10 +57,23 @@ our test only):
 
 SPEC: a source kernel whose series adds the selftest to the tree:
 source:debian-7.3[:all|nofix|wrongfix] or source:PATH (a git checkout that
-is not 6.12). Not supported (exit 2): debian: and image: kernels (no tree,
-no tarball: use `gupnm-run run` or `gupnm-run lava debian-module`),
+is not 6.12). Not supported (exit 2): debian:, image: and debs: kernels (no
+tree, no tarball: use `gupnm-run run` or `gupnm-run lava debian-module`, or
+bring the tarball: --kernel IMAGE --kselftest TARBALL, below),
 source:debian-6.12 (its stable series is the fix alone: no selftest in the
 tree), selection none. The source kernel is built when not cached (minutes).
+
+A lab's own artifacts instead of SPEC (nothing built by the runner):
+
+  --kernel IMAGE --kselftest TARBALL [--modules DIR_OR_TARBALL]
+
+IMAGE the kernel the lab built (bzImage, vmlinuz, vmlinux); TARBALL its
+`make -C tools/testing/selftests TARGETS=mm gen_tar` tarball (with
+run_kselftest.sh and mm/gup_null_mapping); --modules its `make
+modules_install` tree or that tree's tarball (lib/modules/REL; needed only
+when gup_test is a module: loaded when the kernel has none built in).
+Checked before anything boots (exit 2): the image, the tarball's contents,
+modules of the release IMAGE's banner names.
 
 Judged: gup_null_mapping's own flattened results (the gup_test category
 also runs upstream's gup_test and gup_longterm: reported in flat.txt, not
@@ -121,7 +135,13 @@ def add_parsers(sub, results_arg, results_dir, meta) -> None:
                        "run_kselftest.sh or Linaro's kselftest.sh",
                        description=KSELFTEST_HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("spec", metavar="SPEC")
+    p.add_argument("spec", metavar="SPEC", nargs="?", default=None)
+    p.add_argument("--kernel", type=Path, default=None, metavar="IMAGE",
+                   help="a lab's own kernel image (with --kselftest; no SPEC)")
+    p.add_argument("--kselftest", type=Path, default=None, metavar="TARBALL",
+                   help="the lab's gen_tar kselftest tarball (with --kernel)")
+    p.add_argument("--modules", type=Path, default=None, metavar="DIR_OR_TARBALL",
+                   help="the lab's modules_install tree or its tarball (with --kernel)")
     p.add_argument("--via", choices=VIAS, default="run_kselftest")
     p.add_argument("--linaro", default=None, metavar="DIR",
                    help=f"Linaro's test-definitions checkout (default "
@@ -314,9 +334,24 @@ def _fail_summary(args, outdir: Path, spec: str, code: int, message: str,
 def check_kselftest(args) -> Path | None:
     """Everything about kselftest's input checked on the host before
     anything is built; UsageError (exit 2). The checkout for --via linaro."""
-    problem = kselftest_paths.spec_problem(args.spec)
-    if problem:
-        raise UsageError(problem)
+    own = [o for o, v in (("--kernel", args.kernel), ("--kselftest", args.kselftest),
+                          ("--modules", args.modules)) if v is not None]
+    if own:
+        if args.spec is not None:
+            raise UsageError(f"give SPEC or {' '.join(own)}, not both: SPEC is "
+                             "a kernel the runner builds, --kernel a lab's own")
+        if args.kernel is None or args.kselftest is None:
+            raise UsageError("a lab's own artifacts need --kernel IMAGE and "
+                             "--kselftest TARBALL (--modules DIR_OR_TARBALL "
+                             "when gup_test is a module)")
+        kselftest_own.check(args.kernel, args.modules, args.kselftest)
+    elif args.spec is None:
+        raise UsageError("name a kernel: SPEC (source:debian-7.3:all) or a "
+                         "lab's own --kernel IMAGE --kselftest TARBALL")
+    else:
+        problem = kselftest_paths.spec_problem(args.spec)
+        if problem:
+            raise UsageError(problem)
     linaro_only = [o for o, v in (("--linaro", args.linaro),
                                   ("--skipfile", args.skipfile),
                                   ("--select", args.select != "casename" or None))
@@ -331,9 +366,17 @@ def check_kselftest(args) -> Path | None:
     return linaro.locate(args.linaro, has_option=True)
 
 
+def own_spec(args) -> str:
+    """The name a run on a lab's own artifacts goes by (summary's spec)."""
+    return f"own:{args.kernel}"
+
+
 def cmd_kselftest(args, results_dir, meta) -> int:
     td = check_kselftest(args)
-    outdir = results_dir(args, f"kselftest-{args.via}-{args.spec}")
+    if args.spec is None:
+        args.spec = own_spec(args)
+    outdir = results_dir(args, f"kselftest-{args.via}-"
+                         + ("own" if args.kernel else args.spec))
     started = meta(datetime.now(timezone.utc))
     t0 = time.monotonic()
     try:
@@ -343,9 +386,20 @@ def cmd_kselftest(args, results_dir, meta) -> int:
         raise
 
 
-def _kselftest(args, td: Path | None, outdir: Path, started: dict, t0: float) -> int:
-    ensure_tools(source_build=True)
+def _kselftest_prepared(args, outdir: Path):
+    """(kernel, Built, kernel.source) of SPEC (built when not cached) or of
+    the lab's own --kernel, --modules and --kselftest (nothing built)."""
+    ensure_tools(source_build=args.kernel is None)
+    if args.kernel is not None:
+        k, built = kselftest_own.prepare(args.kernel, args.modules, args.kselftest,
+                                         outdir / "own")
+        return k, built, kselftest_own.kernel_source(k, built)
     k, built = kselftest_paths.prepared(args.spec)
+    return k, built, kselftest_paths.kernel_source(k, built)
+
+
+def _kselftest(args, td: Path | None, outdir: Path, started: dict, t0: float) -> int:
+    k, built, source = _kselftest_prepared(args, outdir)
     prepare_s = time.monotonic() - t0
     path = GUEST_PATH[args.via]
     lin = linaro.guest(td, built.wrapper, args.select, args.skipfile) if td else None
@@ -358,6 +412,8 @@ def _kselftest(args, td: Path | None, outdir: Path, started: dict, t0: float) ->
         attempts = 2
         (outdir / "console.attempt1.log").write_text(o.console)
         o = kselftest_paths.run_kernel(args.spec, k, built, outdir, (path,), lin)
+    if args.kernel is not None and not os.environ.get("GUPNM_KEEP_WORK"):
+        shutil.rmtree(outdir / "own", ignore_errors=True)   # the unpacked tarball
     p = o.paths.get(path)
     text = p.text if p else ""
     if args.via == "linaro":
@@ -384,7 +440,7 @@ def _kselftest(args, td: Path | None, outdir: Path, started: dict, t0: float) ->
                         "result.txt (see paths.txt)")
     s = summary(spec=args.spec, code=code, verdict=verdict, problems=problems,
                 cases=ours, release=o.release, booted=o.booted,
-                source={**kselftest_paths.kernel_source(k, built), "via": args.via},
+                source={**source, "via": args.via},
                 memory_mb=kselftest_paths.MEMORY_MB, cmdline=qemu.BASE_APPEND,
                 exit_status=p.exit_status if p else None, command=command,
                 splats=splats, durations={"prepare": prepare_s,

@@ -208,6 +208,34 @@ def results(text: str) -> list[tuple[str, str]] | None:
     return out
 
 
+_SIGNAL = re.compile(r"<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=(\S+) RESULT=(pass|fail|skip|unknown)>")
+_OURS = re.compile(r"(?:^|_)gup_null_mapping(?:_(?P<case>\S+))?$")
+
+
+def tap_of_results(text: str) -> str | None:
+    """gup_null_mapping's cases as TAP, out of a log that holds only their
+    flat results: parse-output.py's result.txt lines (`NAME pass|fail|skip`)
+    or LAVA's `<LAVA_SIGNAL_TESTCASE TEST_CASE_ID=NAME RESULT=...>`; None
+    when it holds none of ours. The verdict lines (pages via GUP-fast) are
+    not in such a log: the TAP carries the results alone."""
+    cases: dict[str, str] = {}
+    for line in text.splitlines():
+        m = _SIGNAL.search(line) or RESULT_LINE.match(line.strip())
+        if not m:
+            continue
+        ours = _OURS.search(m.group(1))
+        if ours and ours.group("case"):
+            cases.setdefault(ours.group("case"), m.group(2))
+    if not cases:
+        return None
+    lines = ["TAP version 13", f"1..{len(cases)}"]
+    for i, (name, result) in enumerate(cases.items(), 1):
+        ok = "ok" if result in ("pass", "skip") else "not ok"
+        lines.append(f"{ok} {i} {name}" + (" # SKIP from result.txt" if result == "skip"
+                                             else ""))
+    return "\n".join(lines) + "\n"
+
+
 @dataclass(frozen=True)
 class Guest:
     """What the guest's linaro path needs: the checkout (put at its own

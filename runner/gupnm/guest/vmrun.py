@@ -509,7 +509,7 @@ def merge_bench(test: tap.TapResult, bench: tap.TapResult) -> None:
 def _cached_image_refused(pay: Payload, qemu_msg: str) -> bool:
     """QEMU refused the kernel, and the kernel is not the user's file (an
     image: spec) but an entry of the runner's cache: not bad input (2)."""
-    return pay.source.get("kind") != "image" and "kernel" in qemu_msg.lower()
+    return pay.source.get("kind") not in ("image", "debs") and "kernel" in qemu_msg.lower()
 
 
 # Less memory than this, and a guest that printed nothing ran out of it

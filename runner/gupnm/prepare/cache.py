@@ -43,7 +43,7 @@ GROUPS = {
     "kernels": ("debian", "kernels", "modules", "vmlinux", "selftest", "bench",
                 "kselftest", "gup_test-source", "stress", "series", "tmp", "probe",
                 "debian-image", "image-kbuild", "kselftest-paths", "patched",
-                "busybox", "revision"),
+                "busybox", "revision", "debs-unpacked"),
     "sources": ("debs", "src", "apt", "lava", "vng"),
     "ccache": ("ccache",),
     "chroots": ("chroots",),

@@ -16,6 +16,9 @@ A spec names one kernel to test:
   image:KERNEL:DIR             a kernel image, with either its headers or
                                build directory (the module is built against
                                it) or a module tree holding gup_test.ko
+  debs:DIR                     a folder of the kernel's .deb files (image,
+                               headers, -common, kbuild: debdir.py),
+                               unpacked into the cache, then as image:
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ from pathlib import Path
 
 from .. import phases
 from ..host import REPO, RunnerError, UsageError, cache_dir, locked, owner_tag, progress, run
-from . import cache, chroot, debian, kconfig, modsource, ownimage, source, vmlinux
+from . import cache, chroot, debdir, debian, kconfig, modsource, ownimage, source, vmlinux
 from .modsource import MODULE_INPUTS, gup_test_source
 
 SELFTEST = "tools/testing/selftests/mm/gup_null_mapping.c"
@@ -92,9 +95,11 @@ def parse_spec(spec: str) -> tuple[str, list[str]]:
         parts = rest.split(":")
         if len(parts) == 2 and all(parts):
             return kind, parts
+    if kind == "debs" and rest:
+        return kind, [rest]
     raise UsageError(f"bad kernel spec '{spec}': use debian:6.12, debian:6.1, "
-                      "source:debian-6.12[:all|nofix|none] or "
-                      "image:KERNEL:HEADERS_OR_MODULE_DIR")
+                      "source:debian-6.12[:all|nofix|none], "
+                      "image:KERNEL:HEADERS_OR_MODULE_DIR or debs:DIR")
 
 
 def build_module(kdir: Path, release: str, debian_kernel=None,
@@ -387,7 +392,20 @@ def _prepare(spec: str, *, variant: str = "default", arch: str = "amd64") -> Pre
                          "gup_test": GUP_TEST_BUILTIN if builtin else GUP_TEST_RUNNERS,
                          "boot_image": str(k.image)},
                         config=k.config, tree=k.tree, tree_commit=k.commit)
+    if kind == "debs":
+        return _prepare_debs(spec, Path(args[0]).resolve())
     return _prepare_image(spec, Path(args[0]).resolve(), Path(args[1]).resolve())
+
+
+def _prepare_debs(spec: str, folder: Path) -> Prepared:
+    """debs:@folder: its .debs unpacked into the cache (debdir.py), then as
+    image:<unpacked>/boot/vmlinuz-REL:<unpacked>."""
+    found = debdir.find(folder)
+    shas = debdir.sha256s(found)
+    root = debdir.unpacked(found, shas)
+    prep = _prepare_image(spec, debdir.image_in(root, found.release), root)
+    prep.source.update(kind="debs", debs_dir=str(folder), debs=shas)
+    return prep
 
 
 def _prepare_debian(spec: str, name: str) -> Prepared:

@@ -59,11 +59,13 @@ class OwnImageTest(unittest.TestCase):
                 mock.patch.object(debian, 'present_debs', side_effect=lambda k: k.debs), \
                 mock.patch.object(own_image, '_unpack') as unpack, \
                 mock.patch.object(own_image, 'check_no_root') as no_root, \
+                mock.patch.object(own_image, 'check_debs') as debs_rows, \
                 mock.patch.object(own_image, 'gupnm', side_effect=[full, bare, *roots]) as run:
             own_image.check(t, Path(tmp))
             self.assertEqual(len(unpack.call_args_list[0].args[0]), 4)
             self.assertEqual([d.name.split('_')[0] for d in unpack.call_args_list[1].args[0]],
                              [f'linux-image-{REL}-unsigned', f'linux-headers-{REL}'])
+            self.assertEqual(len(debs_rows.call_args.args[3]), 4)
             spec = run.call_args_list[0].args[0][2]
             self.assertEqual(spec, f'image:{tmp}/own-full/boot/vmlinuz-{REL}:{tmp}/own-full')
             self.assertEqual(run.call_args_list[2].args[0][2],
@@ -117,6 +119,33 @@ class OwnImageTest(unittest.TestCase):
         no_exit = self.root_run(SID, 'sid', rc=3)
         self.assertEqual(self.run_with(Run(1, summary=self.BUG), Run(2, self.REFUSED),
                                        *self.roots(sid=no_exit))[2:], [True, True, False])
+
+
+class DebsTest(unittest.TestCase):
+    def run_debs(self, full, bare):
+        t = FakeTally()
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(own_image, 'gupnm', side_effect=[full, bare]) as run:
+            k = kernel(Path('/k'))
+            own_image.check_debs(t, Path(tmp), k, k.debs)
+            specs = [c.args[0][2] for c in run.call_args_list]
+            self.assertEqual(specs, [f'debs:{tmp}/own-debs', f'debs:{tmp}/own-debs-bare'])
+            self.assertEqual(len(list((Path(tmp) / 'own-debs').iterdir())), 4)
+            self.assertEqual(sorted(p.name.split('_')[0] for p in
+                                    (Path(tmp) / 'own-debs-bare').iterdir()),
+                             [f'linux-headers-{REL}', f'linux-image-{REL}-unsigned'])
+        return [ok for _, ok in t.records]
+
+    BUG = {**OwnImageTest.BUG, 'kernel': {'booted_release': REL, 'source': {'kind': 'debs'}}}
+    REFUSED = ("debs:/x lacks the headers' -common package (...); the kbuild tools (...)")
+
+    def test_all_right(self):
+        self.assertEqual(self.run_debs(Run(1, summary=self.BUG), Run(2, self.REFUSED)),
+                         [True, True])
+
+    def test_not_through_debs_or_not_refused(self):
+        image = {**self.BUG, 'kernel': {'booted_release': REL, 'source': {'kind': 'image'}}}
+        self.assertEqual(self.run_debs(Run(1, summary=image), Run(3, 'boom')), [False, False])
 
 
 class NoRootTest(unittest.TestCase):
