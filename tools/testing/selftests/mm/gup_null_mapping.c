@@ -342,7 +342,6 @@ int main(void)
 	close(fd);
 	ksft_print_msg("page size %u, THP %zu KiB, huge page %zu KiB, %d-page buffers\n",
 		       psize(), thp_size >> 10, hpage_size >> 10, NR_PAGES);
-
 	ksft_set_plan(ARRAY_SIZE(backings) * ARRAY_SIZE(pin_flags));
 	for (i = 0; i < ARRAY_SIZE(backings); i++)
 		for (j = 0; j < ARRAY_SIZE(pin_flags); j++)
