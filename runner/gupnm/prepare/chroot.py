@@ -162,6 +162,14 @@ def root_with(suite: str, packages: list[str], *, name: str, what: str,
 ROOT_SKIP = ("tmp", "proc", "dev")
 
 
+def record(root: Path) -> None:
+    """@root's listing made again after the runner changed the root on
+    purpose (the amd64 kbuild tools unpacked over the arm64 ones), so that
+    the next use does not take that change for a root cut short."""
+    with locked(cache_dir() / "locks" / f"chroot-{root.name}.lock"):
+        cache.record_tree(root, ROOT_SKIP)
+
+
 def _mk(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     return path

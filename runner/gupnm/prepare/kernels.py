@@ -202,6 +202,7 @@ def _cross_build(kdir: Path, tmp: Path, log: Path, dk, cc: str) -> None:
                            lambda debs: debian.present_debs(dk, debs))
     versions = dict(p.split("=", 1) for p in dk.packages)
     arm64.host_kbuild(list(versions), versions, root)
+    chroot.record(root)             # its arm64 kbuild tools now amd64's
     progress(f"cross-building gup_test.ko with {cc.split(' ')[0]} in the "
              f"{suite} root {root}")
     chroot.build_module(root, dk.release, tmp, log,

@@ -89,8 +89,17 @@ class SuiteRootCrossTest(unittest.TestCase):
                 mock.patch.object(kernels.chroot, "root_for", return_value=Path("/root")) as root, \
                 mock.patch.object(kernels.chroot, "install_headers"), \
                 mock.patch.object(arm64, "host_kbuild") as kbuild, \
+                mock.patch.object(kernels.chroot, "record") as record, \
                 mock.patch.object(kernels.chroot, "build_module") as build:
+            order = mock.Mock()
+            order.attach_mock(kbuild, "kbuild")
+            order.attach_mock(record, "record")
             kernels._cross_build(Path("/k"), Path("/t"), Path("/l"), dk, self.CC_TRIXIE)
+        # The root's listing follows the amd64 kbuild tools unpacked over the
+        # arm64 ones, else the next kernel takes the root for one cut short
+        # and makes it again (each arm64 kernel of a survey did).
+        self.assertEqual([c[0] for c in order.mock_calls], ["kbuild", "record"])
+        record.assert_called_once_with(Path("/root"))
         root.assert_called_once_with("trixie", "gcc-14-aarch64-linux-gnu")
         versions = {"linux-headers-7.3.4+deb13-arm64": "7.3.4-1~bpo13+1",
                     "linux-kbuild-7.3.4+deb13": "7.3.4-1~bpo13+1"}
