@@ -140,14 +140,17 @@ def _gupnm_in(cache_root: Path, args: list[str], **kw):
 
 
 def check_corrupt_cache(t, tmp: Path) -> None:
-    # A run in the private cache first: its module is keyed by the headers'
-    # path, so it builds one of its own there; then both have manifests.
+    # A run in the private cache first; the module and the vmlinux it used
+    # (its summary names them: the module's key names the headers by their
+    # place in the cache, so the copied entry serves it) are the ones cut.
     priv = _private_cache(tmp / "cache")
     warm = _gupnm_in(priv, ["run", "--kernel", BUG_KERNEL, "--results",
                             str(tmp / "cc-warm")])
-    newest = lambda paths: max(paths, key=lambda p: p.stat().st_mtime, default=None)  # noqa: E731
-    ko = newest((priv / "modules").glob("*/*.ko"))
-    vm = newest((priv / "vmlinux").glob("*/vmlinux"))
+    used = warm.summary or {}
+    ko = Path((used.get("gup_test") or {}).get("module") or "/nonexistent")
+    vm = Path(((used.get("kernel") or {}).get("source") or {}).get("boot_image")
+              or "/nonexistent")
+    ko, vm = (p if p.is_file() and p.is_relative_to(priv) else None for p in (ko, vm))
     if warm.rc != 1 or not ko or not vm:
         t.record("robust: corrupt cache entries", False, "no warm run to corrupt:\n"
                  + warm.detail())
