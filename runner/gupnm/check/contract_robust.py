@@ -139,6 +139,15 @@ def _gupnm_in(cache_root: Path, args: list[str], **kw):
             os.environ["GUPNM_CACHE"] = old
 
 
+def _used_entries(summary: dict, priv: Path) -> tuple[Path | None, Path | None]:
+    """The module and the vmlinux a run in @priv used, as its summary names
+    them (None where it names none inside @priv)."""
+    ko = (summary.get("gup_test") or {}).get("module")
+    vm = ((summary.get("kernel") or {}).get("source") or {}).get("boot_image")
+    return tuple(Path(p) if p and Path(p).is_file() and Path(p).is_relative_to(priv)
+                 else None for p in (ko, vm))
+
+
 def check_corrupt_cache(t, tmp: Path) -> None:
     # A run in the private cache first; the module and the vmlinux it used
     # (its summary names them: the module's key names the headers by their
@@ -146,11 +155,7 @@ def check_corrupt_cache(t, tmp: Path) -> None:
     priv = _private_cache(tmp / "cache")
     warm = _gupnm_in(priv, ["run", "--kernel", BUG_KERNEL, "--results",
                             str(tmp / "cc-warm")])
-    used = warm.summary or {}
-    ko = Path((used.get("gup_test") or {}).get("module") or "/nonexistent")
-    vm = Path(((used.get("kernel") or {}).get("source") or {}).get("boot_image")
-              or "/nonexistent")
-    ko, vm = (p if p.is_file() and p.is_relative_to(priv) else None for p in (ko, vm))
+    ko, vm = _used_entries(warm.summary or {}, priv)
     if warm.rc != 1 or not ko or not vm:
         t.record("robust: corrupt cache entries", False, "no warm run to corrupt:\n"
                  + warm.detail())
