@@ -213,7 +213,7 @@ def check_lava(t, job: str, spec: str, bug: bool) -> None:
         # job's given as a lab's own kernel and tarball.
         exported = lava_export_checks.plan(job, spec)
         if exported and exported.byo:
-            label += " (as the lab's --kernel-image and --kselftest-tarball)"
+            label += " (as the lab's --kernel and --kselftest)"
         r, notes = lava.run_again_if_died(
             job, spec, _outdir(f"lava-{job}-{spec}"), _outdir(f"lava-{job}-{spec}-again"),
             export=exported.export if exported else None,

@@ -7,8 +7,8 @@ DIR with an http base URL; DIR is served by `python3 -m http.server` on
 and after) under lava-run from a deep working directory; it must pass
 LAVA's strict schema, fetch every file from the URL (sha256sum checked by
 LAVA), and give the same verdict and cases as the runner's own run. The
-lab job runs on the lab's own artifacts (--kernel-image,
---kselftest-tarball: the files of source:debian-7.3:all's build) and on a
+lab job runs on the lab's own artifacts (--kernel,
+--kselftest: the files of source:debian-7.3:all's build) and on a
 device whose lava_test_results_dir is four levels deeper than LAVA's
 default: the SKIPFILE must still skip.
 
@@ -16,7 +16,7 @@ In make check these rows ride on the LAVA block's own runs
 (kselftest_checks.check_lava exports debian-module on debian:7.3 and the
 lab job on source:debian-7.3:all): one extra lava-run each. Alone, both
 runs of each: `cd runner && python3 -m gupnm.check.lava_export_checks
-[--kernel-image IMAGE --kselftest-tarball TARBALL]` (without them the lab
+[--kernel IMAGE --kselftest TARBALL]` (without them the lab
 row takes source:debian-7.3:all, built when not cached).
 """
 from __future__ import annotations
@@ -119,8 +119,8 @@ def _differences(mine: lava.LavaRun, theirs: lava.LavaRun) -> list[str]:
 # The runs of make check's LAVA block that also export their job (the
 # rows run_again_if_died makes in kselftest_checks.check_lava): job, spec
 # -> the exported job runs on the deeper device. The lab job's row takes
-# its kernel and tarball as a lab hands them over (--kernel-image,
-# --kselftest-tarball), so that row is also the proof of those options.
+# its kernel and tarball as a lab hands them over (--kernel,
+# --kselftest), so that row is also the proof of those options.
 EXPORTED = {("debian-module", "debian:7.3"): False,
             ("source-kselftest", LAB_SPEC): True}
 
@@ -193,9 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="gupnm.check.lava_export_checks",
                                  description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kernel-image", type=Path, default=None,
+    ap.add_argument("--kernel", dest="kernel_image", type=Path, default=None,
                    help="the lab job on this image (default: source:debian-7.3:all's)")
-    ap.add_argument("--kselftest-tarball", type=Path, default=None)
+    ap.add_argument("--kselftest", dest="kselftest_tarball", type=Path, default=None)
     args = ap.parse_args(argv)
     t = Tally()
     if lava.available():

@@ -113,7 +113,7 @@ job.yaml, device.yaml, lava-run.log, lava/ (lava-run's output directory).
 --export DIR --base-url URL: also the job to submit to a lab, in DIR with
 its artifacts (kept), every url URL/<file> with its sha256sum, README.txt
 and manifest.json (docs/lab-commands.md). source-kselftest takes a lab's
-own --kernel-image, --kselftest-tarball and --modules in place of SPEC.
+own --kernel, --kselftest and --modules in place of SPEC.
 """
 
 
@@ -159,7 +159,7 @@ def add_parsers(sub, results_arg, results_dir, meta) -> None:
     p.add_argument("job", type=_job, metavar="JOB",
                    help="one of: " + ", ".join(lava.JOBS))
     p.add_argument("spec", metavar="SPEC", nargs="?", default=None,
-                   help="the kernel (not with --kernel-image)")
+                   help="the kernel (not with --kernel)")
     _lava_options(p)
     _common(p, results_arg)
     p.set_defaults(func=lambda a: cmd_lava(a, results_dir, meta))
@@ -175,14 +175,15 @@ def _lava_options(p) -> None:
                    "are served at; the exported job fetches URL/<file>")
     p.add_argument("--no-run", action="store_true",
                    help="with --export: write DIR and stop (exit 0), no lava-run")
-    p.add_argument("--kernel-image", type=Path, default=None, metavar="IMAGE",
+    p.add_argument("--kernel", dest="kernel_image", type=Path, default=None, metavar="IMAGE",
                    help="source-kselftest on the lab's kernel (vmlinux or "
                    "bzImage) instead of SPEC")
     p.add_argument("--modules", type=Path, default=None, metavar="MODULES",
-                   help="with --kernel-image: its modules, a tar(.gz/.xz/.bz2) or "
+                   help="with --kernel: its modules, a tar(.gz/.xz/.bz2) or "
                    "folder holding lib/modules/<release>/")
-    p.add_argument("--kselftest-tarball", type=Path, default=None, metavar="TARBALL",
-                   help="with --kernel-image: the tree's `make gen_tar` tarball")
+    p.add_argument("--kselftest", dest="kselftest_tarball", type=Path, default=None,
+                   metavar="TARBALL",
+                   help="with --kernel: the tree's `make gen_tar` tarball")
 
 
 def _common(p, results_arg) -> None:
@@ -528,12 +529,12 @@ def check_lava(args) -> tuple[lava_byo.Byo | None, lava_export.Export | None]:
     byo = lava_byo.check(args.kernel_image, args.modules, args.kselftest_tarball)
     if byo is not None:
         if args.job != "source-kselftest" or args.spec is not None:
-            raise UsageError("--kernel-image, --modules and --kselftest-tarball "
+            raise UsageError("--kernel, --modules and --kselftest "
                              "are the lab job's (source-kselftest), in place of SPEC")
         linaro.locate()            # Linaro's test-definitions, for from: git
     elif args.spec is None:
         raise UsageError(f"lava {args.job}: no SPEC (or, for source-kselftest, "
-                         "--kernel-image IMAGE --kselftest-tarball TARBALL)")
+                         "--kernel IMAGE --kselftest TARBALL)")
     else:
         problem = lava.spec_problem(args.job, args.spec)
         if problem:

@@ -1,5 +1,5 @@
 """The lab job on artifacts a lab built: `gupnm-run lava source-kselftest
---kernel-image IMAGE [--modules MODULES] --kselftest-tarball TARBALL`.
+--kernel IMAGE [--modules MODULES] --kselftest TARBALL`.
 
 IMAGE: the kernel QEMU boots with -kernel (vmlinux, or a bzImage).
 MODULES: the kernel's modules as the lab ships them, a tar (plain, .gz,
@@ -84,12 +84,12 @@ def tarball_wrapper(tarball: Path) -> str:
         with tarfile.open(tarball, "r:*") as tar:
             names = {n.lstrip("./") for n in tar.getnames()}
     except (tarfile.TarError, OSError) as err:
-        raise UsageError(f"--kselftest-tarball {tarball}: not a tar archive ({err})")
+        raise UsageError(f"--kselftest {tarball}: not a tar archive ({err})")
     # gen_tar's tarball has run_kselftest.sh at its top; some pipelines
     # wrap it in a kselftest/ folder (kselftest.sh looks in both).
     top = "" if "run_kselftest.sh" in names else "kselftest/"
     if f"{top}mm/gup_null_mapping" not in names:
-        raise UsageError(f"--kselftest-tarball {tarball}: no mm/gup_null_mapping in "
+        raise UsageError(f"--kselftest {tarball}: no mm/gup_null_mapping in "
                          "it: build the tarball (make gen_tar) from a tree with the "
                          "series applied")
     return ("mm:ksft_gup_test.sh" if f"{top}mm/ksft_gup_test.sh" in names
@@ -102,16 +102,16 @@ def check(image: Path | None, modules: Path | None,
     if image is None and modules is None and tarball is None:
         return None
     if image is None or tarball is None:
-        raise UsageError("--kernel-image and --kselftest-tarball go together "
+        raise UsageError("--kernel and --kselftest go together "
                          "(--modules is optional): the lab job needs a kernel "
                          "and the tarball")
-    for opt, p in (("--kernel-image", image), ("--kselftest-tarball", tarball),
+    for opt, p in (("--kernel", image), ("--kselftest", tarball),
                    ("--modules", modules)):
         if p is not None and not p.exists():
             raise UsageError(f"{opt} {p}: no such file")
     release = image_release(image)
     if release is None:
-        raise UsageError(f"--kernel-image {image}: no `Linux version` in it: "
+        raise UsageError(f"--kernel {image}: no `Linux version` in it: "
                          "give the kernel image (vmlinux or bzImage)")
     if modules is not None:
         mrel = modules_release(modules)

@@ -68,7 +68,7 @@ class CheckLavaHook(unittest.TestCase):
         self.assertEqual(kw["byo"], "byo")
         self.assertRegex(kw["export"].base_url, r"^http://127\.0\.0\.1:\d+$")
         twin.assert_called_once()
-        self.assertIn("--kernel-image", t.record.call_args_list[0].args[0])
+        self.assertIn("--kernel", t.record.call_args_list[0].args[0])
 
     def test_other_rows_export_nothing(self):
         kw, twin, _ = self.rows("debian-module", "debian:6.12")

@@ -198,7 +198,7 @@ class LavaArguments(unittest.TestCase):
                 for n in ('run_kselftest.sh', 'mm/gup_null_mapping'):
                     info = tarfile.TarInfo(n)
                     tar.addfile(info, io.BytesIO(b''))
-            byo = ['--kernel-image', str(image), '--kselftest-tarball', str(tarball)]
+            byo = ['--kernel', str(image), '--kselftest', str(tarball)]
             for argv in (['lava', 'debian-module', *byo],
                          ['lava', 'source-kselftest', 'source:debian-7.3', *byo]):
                 rc, out, err = call(argv)
