@@ -330,6 +330,8 @@ class VmFake:
         outdir.mkdir(parents=True, exist_ok=True)
         (outdir / 'console.log').write_bytes(con.encode())
         (outdir / 'status.log').write_bytes(status.encode())
+        if con.startswith('HANG') and watch:
+            watch()                     # a hung boot: the deadline's watch raises
         return qemu.BootResult(outdir / 'console.log', outdir / 'status.log', rc,
                                self.boot_seconds, ['qemu-system-x86_64'])
 
@@ -516,6 +518,24 @@ class RunTest(VmFake, unittest.TestCase):
         self.assertEqual(out.summary['notes'], ['1 retried boot(s) (early-boot death)'])
         self.assertEqual(out.summary['problems'], [])
         self.assertEqual((self.outdir / 'console.attempt1.log').read_text(), early)
+
+    def test_a_boot_hung_before_user_space_is_booted_again(self):
+        hung = 'HANG [    1.035453] hpet0: 3 comparators, 64-bit 100.000000 MHz counter\n'
+        self.boots += [(hung, '', None), (mini_console(), mini_status(), 0)]
+        with mock.patch.object(vmrun, 'BOOT_DEADLINE', 0.0):
+            out = self.run_vm()
+        self.assertEqual(out.exit_code, 0)
+        self.assertEqual(len(self.boot_calls), 2)
+        self.assertEqual((self.outdir / 'console.attempt1.log').read_text(), hung)
+
+    def test_the_last_attempt_has_no_boot_deadline(self):
+        # Without a retry left, a hung boot runs to the run's timeout and is
+        # exit 3 as before: never a pass, never an endless loop.
+        self.boots += [('HANG nothing more\n', '', None)]
+        with mock.patch.object(vmrun, 'BOOT_DEADLINE', 0.0):
+            out = self.run_vm(retries=0)
+        self.assertEqual(len(self.boot_calls), 1)
+        self.assertEqual(out.exit_code, vmrun.EXIT_INFRA)
 
     OOM = ('[   10.766540] Out of memory: Killed process 155 (gup_fast_bench) '
            'total-vm:25764kB, anon-rss:1856kB\n')
