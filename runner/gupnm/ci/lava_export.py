@@ -16,7 +16,6 @@ DIR and leaves them.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -28,6 +27,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..host import RunnerError, UsageError
+from ..prepare.cache import sha256
 
 MANIFEST = "manifest.json"
 MARK = "gupnm-lava-export"
@@ -101,14 +101,6 @@ def prepare(e: Export) -> Path:
                 p.unlink()
     e.dir.mkdir(parents=True, exist_ok=True)
     return e.dir
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 URL_LINE = re.compile(r'^(?P<indent>\s*)url: "?(?P<url>[^"\s]+)"?\s*$', re.M)
