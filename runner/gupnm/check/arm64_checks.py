@@ -78,5 +78,5 @@ def check_arm64(t) -> None:
         t.record(f"{label}: the test used the kernel's page size ({want[0]}), "
                  f"a {want[1]} KiB THP and a {want[2]} KiB huge page",
                  got == tuple(want), f"reported: {got}")
-    # docs/arm64.md's commands, short forms (make check runs the amd64 ones).
+    # docs/arm64.md's commands, short forms (docs_short.placement()).
     docs_short.check(t, "arm64")

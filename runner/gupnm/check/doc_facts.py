@@ -115,10 +115,11 @@ def facts(repo: Path = REPO) -> dict[str, int]:
 
 def short_forms(repo: Path) -> dict[str, int]:
     """The documents' commands that boot a kernel, as docs_short runs them:
-    how many, and how many of them make check runs (the rest: check-arm64)."""
+    how many, and how many each check runs (docs_short.placement())."""
     where = [s.where for s in docs_short.short_forms(docs_commands.collect(repo), repo)]
     return {"short_forms": len(where), "short_forms_in_check": where.count("check"),
-            "short_forms_arm64": where.count("arm64")}
+            "short_forms_arm64": where.count("arm64"),
+            "short_forms_docs": where.count("docs")}
 
 
 def number(text: str) -> int:
@@ -172,7 +173,9 @@ CLAIMS = (
     Claim(r"`make check` runs (?P<n>\d+) of the \d+", "short_forms_in_check",
           "docs/checks.md"),
     Claim(r"`make check` runs \d+ of the (?P<n>\d+)", "short_forms", "docs/checks.md"),
-    Claim(rf"check-arm64` runs the {N} that cross-build", "short_forms_arm64",
+    Claim(rf"check-arm64` runs\s+the {N}\s+on arm64", "short_forms_arm64",
+          "docs/checks.md"),
+    Claim(rf"check-docs-short` alone runs\s+the {N}\s+that boot", "short_forms_docs",
           "docs/checks.md"),
 )
 

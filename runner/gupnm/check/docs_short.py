@@ -18,13 +18,13 @@ a figure (compare, the benchmarks, the reproductions) is exit 0, a verdict
 0 or 1, never the exit 2 of input refused; each runs under its own timeout,
 which kills its whole process group.
 
-`make check` runs every short form, last, when its own runs have built
-the kernels they share, but docs/arm64.md's arm64 source kernels: `make
-check-arm64` runs those, which cross-build 64K-page kernels and boot them
-under TCG; `make check-docs-short` runs both. What they cost is their boots and
-benchmarks, and the downloads of the kernels make check does not boot
-otherwise (sid's, the own-kernel.md blocks', the survey's): the selftests
-variant (--config selftests, --command) shares its kernel's default build
+`make check` runs the amd64 short forms, last, when its own runs have
+built the kernels they share, but those that boot packages their block
+unpacks (docs/own-kernel.md's image: and debs:, paths its own-image rows
+boot); `make check-arm64` the arm64 ones, which boot under
+qemu-system-aarch64 and may cross-build a 64K-page kernel; `make
+check-docs-short` all of them: placement(). The selftests variant
+(--config selftests, --command) shares its kernel's default build
 (kconfig.options_key), where before it built every kernel a second time.
 """
 from __future__ import annotations
@@ -59,9 +59,11 @@ MAX_MIB = 32
 MAX_COMMAND_REPEATS = 2
 MAX_SAMPLES = 5
 SURVEY_SHORT = "--series 6.1 --newest"
+# Kernel specs of packages a document's block unpacks (docs/own-kernel.md).
+UNPACKED = ("image:", "debs:")
 # Seconds per short form: make check has built its kernels by then; an
 # arm64 one may cross-build one.
-TIMEOUT = {"check": 900, "arm64": 3600}
+TIMEOUT = {"check": 900, "docs": 900, "arm64": 3600}
 
 
 @dataclasses.dataclass
@@ -69,7 +71,7 @@ class Short:
     cmd: Command                # the document's command
     text: str                   # what runs: the short form
     setup: list[Command]        # the block's lines before it that it needs
-    where: str                  # "check" (make check) or "arm64" (make check-arm64)
+    where: str                  # "check", "arm64" or "docs": placement()
     why: str                    # why it runs where it does
 
 
@@ -171,13 +173,18 @@ def _specs(text: str) -> list[str]:
 
 
 def placement(short: str) -> tuple[str, str]:
-    """("check" or "arm64", why) for a short form: make check runs every
-    one but those that cross-build an arm64 source kernel (a cold 64K-page
-    build: 10 min, docs/arm64.md), which make check-arm64 runs; Debian's
-    arm64 binary kernels are downloads and TCG boots (2.7 min cold for
-    docs/arm64.md's three)."""
-    if "--arch arm64" in short and any(s.startswith("source:") for s in _specs(short)):
-        return "arm64", "an arm64 source kernel (cross-built): make check-arm64 runs it"
+    """Where a short form runs, and why: "arm64" (make check-arm64) for one
+    on arm64, which boots under qemu-system-aarch64 and may cross-build a
+    64K-page kernel (10 min cold, docs/arm64.md); "docs" (make
+    check-docs-short alone) for one that boots packages its document's
+    block unpacked (image:, debs:: docs/own-kernel.md), a path make check's
+    own-image rows boot from the same packages; "check" (make check) for
+    the rest. make check-docs-short runs all three."""
+    if "--arch arm64" in short:
+        return "arm64", "an arm64 kernel: make check-arm64 runs it"
+    if any(s.startswith(UNPACKED) for s in _specs(short)):
+        return "docs", ("packages its block unpacks: make check's own-image rows "
+                        "boot that path, make check-docs-short this block")
     return "check", "make check runs it"
 
 
@@ -252,8 +259,8 @@ def run(t: Tally, forms: list[Short], out: Path) -> None:
 
 
 def check(t: Tally, where: str = "check", out: Path | None = None) -> None:
-    """The short forms make check (@where "check") or make check-arm64
-    ("arm64") runs."""
+    """The short forms placed at @where (placement(): "check" for make
+    check, "arm64" for make check-arm64)."""
     forms = [s for s in short_forms(docs_commands.collect(ROOT)) if s.where == where]
     run(t, forms, out or Path(tempfile.mkdtemp(prefix="gupnm-docs-short-")))
 
@@ -263,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--list", action="store_true", help="list the short forms, run none")
     p.add_argument("--in-check", action="store_true",
-                   help="only those make check runs (not make check-arm64's)")
+                   help="only those make check runs (placement())")
     p.add_argument("--only", metavar="REGEX", help="only short forms matching REGEX")
     p.add_argument("--out", type=Path, default=None, help="logs folder")
     args = p.parse_args(argv)

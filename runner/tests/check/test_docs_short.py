@@ -80,7 +80,7 @@ class ShortenTest(unittest.TestCase):
 
 
 class PlacementTest(unittest.TestCase):
-    def test_make_check_runs_every_amd64_form(self):
+    def test_make_check_runs_the_amd64_forms(self):
         # Issue 33: a change that breaks any of them fails CI, --command,
         # --config selftests, other kernels and the survey included.
         for line in ("runner/gupnm-run run --kernel debian:6.1",
@@ -89,20 +89,28 @@ class PlacementTest(unittest.TestCase):
                      "--command 'gup_test -u -m 32'",
                      "runner/gupnm-run compare --a source:debian-6.12:nofix --b "
                      "source:debian-6.12:all --config selftests",
-                     "runner/gupnm-run run --kernel image:$B/vmlinux:$B",
                      "for a in amd64 arm64; do runner/gupnm-run survey --series 6.1 "
                      "--newest --arch $a; done"):
             with self.subTest(line=line):
                 self.assertEqual(ds.placement(line)[0], "check")
 
-    def test_arm64_source_kernels_go_to_make_check_arm64(self):
-        where, said = ds.placement("runner/gupnm-run run --arch arm64 "
-                                   "--kernel source:debian-6.12:nofix")
-        self.assertEqual(where, "arm64")
-        self.assertIn("check-arm64", said)
-        # Debian's arm64 binary kernels: downloads and boots, make check's.
-        self.assertEqual(ds.placement("runner/gupnm-run run --arch arm64 "
-                                      "--kernel debian:6.1")[0], "check")
+    def test_unpacked_packages_go_to_make_check_docs_short(self):
+        # Issue 47: make check's own-image rows boot image: and debs: from
+        # the same packages; the blocks' unpacking is check-docs-short's.
+        for line in ("runner/gupnm-run run --kernel image:$B/vmlinux:$B",
+                     "runner/gupnm-run run --kernel debs:/tmp/debsdir"):
+            with self.subTest(line=line):
+                where, said = ds.placement(line)
+                self.assertEqual(where, "docs")
+                self.assertIn("own-image", said)
+
+    def test_arm64_forms_go_to_make_check_arm64(self):
+        for line in ("runner/gupnm-run run --arch arm64 --kernel source:debian-6.12:nofix",
+                     "runner/gupnm-run run --arch arm64 --kernel debian:6.1"):
+            with self.subTest(line=line):
+                where, said = ds.placement(line)
+                self.assertEqual(where, "arm64")
+                self.assertIn("check-arm64", said)
 
 
 class RealDocsTest(unittest.TestCase):
@@ -119,14 +127,12 @@ class RealDocsTest(unittest.TestCase):
 
     def test_every_document_command_is_in_one_check(self):
         where = {f.where for f in self.forms}
-        self.assertEqual(where, {"check", "arm64"})
+        self.assertEqual(where, {"check", "arm64", "docs"})
         self.assertIn("make run", [f.cmd.text for f in self.forms if f.where == "check"])
         for f in self.forms:
-            self.assertEqual(f.where == "arm64",
-                             "--arch arm64" in f.text and "source:" in f.text, f.text)
-        arm64 = [f.text for f in self.forms if "--arch arm64" in f.text]
-        self.assertTrue(any(f.where == "check" for f in self.forms
-                            if "--arch arm64 --kernel debian:" in f.text), arm64)
+            self.assertEqual(f.where == "arm64", "--arch arm64" in f.text, f.text)
+            self.assertEqual(f.where == "docs", f.cmd.where.startswith("docs/own-kernel.md"),
+                             f.text)
 
     def test_one_per_short_form(self):
         texts = [f.text for f in self.forms]
