@@ -21,13 +21,15 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..host import REPO, RunnerError, UsageError, cache_dir, locked, progress, run
+from ..host import (REPO, RunnerError, UsageError, cache_dir, locked, progress, reaped,
+                    run, spawn, stop)
 from . import cache, kconfig
 
 PATCHES = REPO / "patches"
@@ -199,16 +201,20 @@ def series(selection: str, patch_dir: Path) -> list[Path]:
     return patches
 
 
+def _base_command(spec: str) -> tuple[list, str]:
+    """linux-source-base.sh for Debian's tree @spec, and what it does."""
+    pkg, version = pinned(DEBIAN_TREES[spec])
+    return ([REPO / "runner" / "linux-source-base.sh", pkg[len("linux-source-"):],
+             version], f"preparing {pkg} {version}")
+
+
 def resolve_base(spec: str) -> Base:
     if spec == "debian":
         spec = "debian-6.12"
     if spec in DEBIAN_TREES:
-        name = DEBIAN_TREES[spec]
-        pkg, version = pinned(name)
-        out = run([REPO / "runner" / "linux-source-base.sh",
-                   pkg[len("linux-source-"):], version],
-                  what=f"preparing {pkg} {version}")
-        return Base(Path(out.strip().splitlines()[-1]), name)
+        cmd, what = _base_command(spec)
+        out = run(cmd, what=what)
+        return Base(Path(out.strip().splitlines()[-1]), DEBIAN_TREES[spec])
     path = Path(spec).expanduser().resolve()
     if not (path / "Makefile").exists() or not (path / "mm" / "gup.c").exists():
         raise UsageError(f"{path} is not a kernel source tree (no Makefile or "
@@ -219,6 +225,24 @@ def resolve_base(spec: str) -> Base:
         raise RunnerError(f"{path} is not a git tree with a commit; make it one "
                           "with: git init && git add -A -f && git commit -m base")
     return Base(path, series_of_tree(path))
+
+
+def resolve_bases(specs: list[str]) -> list[Base]:
+    """resolve_base() of each of @specs, Debian's trees after the first
+    prepared beside it (xz and git add, a cold make check's first minutes:
+    two cores, two trees). A tree that failed beside it is prepared again
+    in the foreground, where its error is raised."""
+    ahead = [spawn([str(c) for c in _base_command(s)[0]], term=signal.SIGTERM,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+             for s in specs[1:] if s in DEBIAN_TREES]
+    try:
+        first = resolve_base(specs[0])
+        for proc in ahead:
+            proc.wait()
+    finally:
+        for proc in ahead:              # its EXIT trap removes a half tree
+            stop(proc, grace=10) if proc.poll() is None else reaped(proc)
+    return [first] + [resolve_base(s) for s in specs[1:]]
 
 
 def _git(base: Path, *args: str, env: dict | None = None) -> str:

@@ -214,3 +214,41 @@ class PrepareLockedTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class ResolveBasesTest(unittest.TestCase):
+    """Issue 47: Debian's two trees are prepared side by side."""
+
+    def test_the_second_tree_is_prepared_beside_the_first(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "log"
+
+            def command(spec):
+                # Each records its start, waits for the other to have started
+                # (at most 5 s), records its end and prints its tree.
+                other = "6.12" if spec == "debian-7.3" else "7.3"
+                script = (f"echo start {spec} >> {log}; for i in $(seq 50); do "
+                          f"grep -q 'start debian-{other}' {log} && break; sleep 0.1; done; "
+                          f"echo end {spec} >> {log}; echo {tmp}/{spec}")
+                return ["sh", "-c", script], f"preparing {spec}"
+
+            with mock.patch.object(source, "_base_command", command):
+                bases = source.resolve_bases(["debian-6.12", "debian-7.3"])
+            self.assertEqual([b.path.name for b in bases], ["debian-6.12", "debian-7.3"])
+            self.assertEqual([b.series for b in bases], ["stable-6.12", "upstream"])
+            lines = log.read_text().splitlines()
+            # Both started before the first ended; 7.3 ran twice (beside,
+            # then its path asked in the foreground).
+            self.assertLess(max(lines.index("start debian-6.12"),
+                                lines.index("start debian-7.3")),
+                            lines.index("end debian-6.12"), lines)
+            self.assertEqual(lines.count("start debian-7.3"), 2, lines)
+
+    def test_a_failure_beside_is_raised_in_the_foreground(self):
+        def command(spec):
+            fail = "exit 1" if spec == "debian-7.3" else "echo /x"
+            return ["sh", "-c", f"echo {spec} broke >&2; {fail}"], f"preparing {spec}"
+
+        with mock.patch.object(source, "_base_command", command):
+            with self.assertRaisesRegex(source.RunnerError, "preparing debian-7.3"):
+                source.resolve_bases(["debian-6.12", "debian-7.3"])
