@@ -435,7 +435,8 @@ def _main(t: Tally, args: argparse.Namespace, t0: float) -> int:
         if not args.host_only:
             _vm_checks(t, args)
     minutes = (time.monotonic() - t0) / 60
-    print(f"# make check{' (debug)' if args.debug else ''} took {minutes:.1f} min")
+    print(f"# make check{' (debug)' if args.debug else ''} took {minutes:.1f} min "
+          f"({t.times()})")
     if t.failures:
         print("# failed: " + "; ".join(t.failures))
     return t.end()
@@ -492,7 +493,7 @@ def _setup(t: Tally) -> dict[str, Path] | None:
 def _host_checks(t: Tally, bases: dict[str, Path]) -> None:
     """Everything that needs no guest: unit tests, builds, the series, the
     probe's and the LAVA jobs' host side."""
-    progress("host checks")
+    t.section("host checks", "host")
     check_unit(t)
     doc_facts.check(t)
     check_shellcheck(t)
@@ -510,26 +511,29 @@ def _host_checks(t: Tally, bases: dict[str, Path]) -> None:
 def _vm_checks(t: Tally, args: argparse.Namespace) -> None:
     """The real kernels: the VM matrix, the probe on its kernels, NUMA, the
     debug kernels, the runner's contract, the kselftest paths and LAVA."""
-    progress("VM matrix")
+    t.section("VM matrix", "VM matrix")
     module_runs = matrix.run_matrix(t)
     matrix.run_oot_compare(t, module_runs.get("source:debian-7.3:all"))
     matrix.run_unasked(t)
     matrix.run_thp_always(t)
     matrix.run_thp_source(t)
-    progress("mutation check: each decision of gup_fast_folio_allowed() flipped")
+    t.section("mutation check: each decision of gup_fast_folio_allowed() flipped",
+              "mutants")
     mutation.check(t, module_runs.get("source:debian-7.3:all"))
-    progress("the module-free probe on the matrix's Debian kernels")
+    t.section("the module-free probe on the matrix's Debian kernels", "probe")
     probe_checks.vm_checks(t, module_runs)
-    progress(f"NUMA pressure, {NUMA_SHORT_RUNS} runs per kernel "
-             "(make check-numa: 200)")
+    t.section(f"NUMA pressure, {NUMA_SHORT_RUNS} runs per kernel "
+              "(make check-numa: 200)", "NUMA")
     numa.check(t, NUMA_SHORT_RUNS)
     if not args.no_debug:
-        progress("VM matrix, debug kernels")
+        t.section("VM matrix, debug kernels", "debug")
         matrix.run_debug(t)
-    progress("runner contract: exit codes, parallel runs, SIGINT, fresh machine")
+    t.section("runner contract: exit codes, parallel runs, SIGINT, fresh machine",
+              "contract")
     contract.run_all(t, fresh=not args.no_fresh)
-    progress("kselftest paths and LAVA jobs")
+    t.section("kselftest paths and LAVA jobs", "kselftest/LAVA")
     kselftest_checks.vm_checks(t)
-    progress("the documents' commands that boot a kernel, short forms (amd64 "
-             "but docs/own-kernel.md's: make check-docs-short runs every one)")
+    t.section("the documents' commands that boot a kernel, short forms (amd64 "
+              "but docs/own-kernel.md's: make check-docs-short runs every one)",
+              "short forms")
     docs_short.check(t)

@@ -6,8 +6,9 @@ prints is `N passed, N failed`.
 from __future__ import annotations
 
 import signal
+import time
 
-from ..host import Interrupted, RunnerError
+from ..host import Interrupted, RunnerError, progress
 
 
 class Tally:
@@ -15,6 +16,9 @@ class Tally:
         self.passed = self.failed = 0
         self.failures: list[str] = []
         self.signum = 0
+        # (name, start) of each part of the run (section()), for the
+        # closing "where the time went" line.
+        self.sections: list[tuple[str, float]] = [("setup", time.monotonic())]
 
     def stop_on_signals(self) -> None:
         """End the checks on SIGINT or SIGTERM. The runner underneath turns
@@ -47,6 +51,18 @@ class Tally:
         except RunnerError as err:
             ok, detail = False, str(err)
         return self.record(name, ok, detail)
+
+    def section(self, name: str, short: str) -> None:
+        """A part of the run starts: @name on the progress line, @short in
+        the closing line."""
+        progress(name)
+        self.sections.append((short, time.monotonic()))
+
+    def times(self) -> str:
+        """Minutes per section so far, in order, the last up to now."""
+        ends = [start for _, start in self.sections[1:]] + [time.monotonic()]
+        return ", ".join(f"{name} {(end - start) / 60:.1f}"
+                         for (name, start), end in zip(self.sections, ends))
 
     def end(self) -> int:
         """Print the totals line; the command's exit status: 1 when a check

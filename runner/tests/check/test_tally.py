@@ -5,6 +5,7 @@ import io
 import os
 import signal
 import unittest
+import unittest.mock
 
 from gupnm.check.tally import Tally
 from gupnm.host import Interrupted
@@ -24,6 +25,20 @@ class EndTest(unittest.TestCase):
         self.assertEqual(self.end([True, True]), (0, "2 passed, 0 failed"))
         self.assertEqual(self.end([True, False]), (1, "1 passed, 1 failed"))
         self.assertEqual(self.end([]), (0, "0 passed, 0 failed"))
+
+
+class SectionsTest(unittest.TestCase):
+    def test_minutes_per_section_in_order_adding_up_to_now(self):
+        clock = iter([0.0, 60.0, 150.0, 300.0])
+        with unittest.mock.patch("gupnm.check.tally.time.monotonic",
+                                 lambda: next(clock)), \
+                unittest.mock.patch("gupnm.check.tally.progress") as said:
+            t = Tally()
+            t.section("host checks", "host")
+            t.section("VM matrix", "VM matrix")
+            self.assertEqual(t.times(), "setup 1.0, host 1.5, VM matrix 2.5")
+        self.assertEqual([c.args[0] for c in said.call_args_list],
+                         ["host checks", "VM matrix"])
 
 
 class SignalTest(unittest.TestCase):
