@@ -27,8 +27,8 @@ ARM64_MATRIX = [
     # (spec, expect, page size, THP KiB, huge page KiB): 64K pages map a
     # 512 MiB PMD, so the test takes the smallest anonymous mTHP (order 2,
     # 256 KiB; v3 took the largest that fit, 32 MiB) and a 2 MiB
-    # contiguous-PTE huge page there, and judges those rows too. The 64K
-    # figures are derived, not yet seen on a v4 run (make check-arm64).
+    # contiguous-PTE huge page there, and judges those rows too (seen on
+    # v4's 64K kernels: docs/measured.md, 2026-12-07).
     ("debian:6.1", "pre65", 4096, 2048, 2048),
     ("debian:6.12.117+deb12-arm64", "bug", 4096, 2048, 2048),
     ("debian:6.12.117+deb12-arm64-16k", "bug", 16384, 32768, 32768),
