@@ -32,6 +32,7 @@ from ..host import RunnerError, UsageError, cache_dir, locked, owner_tag, progre
 from . import cache
 
 GROUP = "debs-unpacked"
+DONE = ".done"          # the packages unpacked, one name a line
 _IMAGE = re.compile(r"^linux-(?:image|binary)-(?P<rel>[^_]+?)(?:-unsigned)?_")
 _HEADERS = re.compile(r"^linux-headers-(?P<rel>[^_]+)_")
 _COMMON = re.compile(r"^linux-headers-[^_]+-common(?:-rt)?_")
@@ -139,30 +140,37 @@ def key_of(shas: dict[str, str]) -> str:
 
 def unpacked(found: Found, shas: dict[str, str]) -> Path:
     """The folder of the cache @found's packages (@shas: sha256s) are
-    unpacked in (unpacked once, under a lock; an entry cut short is
-    unpacked again)."""
+    unpacked in: unpacked once, under a lock; an entry cut short (its
+    listing, cache.check_tree) is unpacked again and noted, as every cache
+    entry is (cache.checked)."""
     key = key_of(shas)
     out = cache_dir() / GROUP / f"{found.release}-{key}"
     with locked(cache_dir() / "locks" / f"{GROUP}-{key}.lock"):
-        if (out / ".done").is_file() and cache.check_tree(out) is None:
-            return out
-        progress(f"unpacking {len(found.debs())} .debs of {found.release} "
-                 f"into {out}")
-        tmp = cache.scratch(out.parent, f".{out.name}-{owner_tag()}-")
-        try:
-            for deb in found.debs():
-                proc = subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp)],
-                                      capture_output=True, text=True)
-                if proc.returncode:
-                    raise RunnerError(f"dpkg-deb -x {deb} failed: "
-                                      + proc.stderr.strip())
-            (tmp / ".done").write_text("".join(f"{d.name}\n" for d in found.debs()))
-            cache.record_tree(tmp)
-            shutil.rmtree(out, ignore_errors=True)
-            os.replace(tmp, out)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        why = cache.check_tree(out) if out.is_dir() else None
+        if why is not None:
+            cache.discard(out, why)
+        cache.checked(out, lambda: _unpack(found, out), group=GROUP)
     return out
+
+
+def _unpack(found: Found, out: Path) -> None:
+    """dpkg-deb -x each of @found's packages into a private folder, record
+    it (manifest and listing), rename it to @out."""
+    progress(f"unpacking {len(found.debs())} .debs of {found.release} into {out}")
+    tmp = cache.scratch(out.parent, f".{out.name}-{owner_tag()}-")
+    try:
+        for deb in found.debs():
+            proc = subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp)],
+                                  capture_output=True, text=True)
+            if proc.returncode:
+                raise RunnerError(f"dpkg-deb -x {deb} failed: " + proc.stderr.strip())
+        (tmp / DONE).write_text("".join(f"{d.name}\n" for d in found.debs()))
+        cache.record(tmp, [DONE])
+        cache.record_tree(tmp)
+        shutil.rmtree(out, ignore_errors=True)
+        os.replace(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def image_in(root: Path, release: str) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 from unittest import mock
 
 from gupnm.host import UsageError
-from gupnm.prepare import debdir, kernels
+from gupnm.prepare import cache, debdir, kernels
 
 REL = '6.12.117+deb12-amd64'
 DEBIAN_DEPENDS = 'linux-headers-6.12.117+deb12-common (= 1), linux-kbuild-6.12.117+deb12 (= 1)'
@@ -107,9 +107,21 @@ class DebDirTest(unittest.TestCase):
         with mock.patch.object(debdir.subprocess, 'run') as run:
             self.assertEqual(debdir.unpacked(found, shas), root)
             run.assert_not_called()
+        cache.take_repairs()
         (root / f'boot/vmlinuz-{REL}').unlink()        # cut short
         self.assertEqual(debdir.unpacked(found, shas), root)
         self.assertTrue((root / f'boot/vmlinuz-{REL}').is_file())
+        # Noted for the run's summary, as every cache entry filled again.
+        self.assertRegex(' '.join(cache.take_repairs()), 'failed its check.*missing')
+
+    def test_unpacked_wrong_again_names_the_way_out(self):
+        self.debian_set()
+        found = debdir.find(self.dir)
+        with mock.patch.object(debdir.cache, 'record_tree',
+                               lambda e: (e / 'stray').write_text('x')), \
+                mock.patch.object(debdir.cache, 'check_tree', return_value='cut'):
+            with self.assertRaisesRegex(cache.CacheError, 'cache --clean debs-unpacked'):
+                debdir.unpacked(found, debdir.sha256s(found))
 
     def test_key_follows_the_bytes(self):
         self.assertNotEqual(debdir.key_of({'a.deb': '1'}), debdir.key_of({'a.deb': '2'}))
