@@ -44,9 +44,6 @@
 #   make unit       the runner's unit tests only
 #   make check-kselftest  run_tests, install and gen_tar in guests (source kernels)
 #   make check-lava  the LAVA jobs with lava-run (Debian 6.12/7.3, source kernels)
-#   make check-faults  a pipeline's bad day: cold runs at once, the archive
-#                   away, read-only, moved and cut caches, interrupts (make
-#                   check: the full results disk and small memory rows)
 #   make check-arm64  arm64 kernels in qemu-system-aarch64: Debian's (4K, 16K
 #                   pages) and 64K-page 6.12 source kernels without/with the fix
 #   make check-docs every command of README.md and docs/ run as written from a
@@ -66,10 +63,10 @@ RUN_ARGS ?=
 A ?= source:debian-6.12:nofix
 B ?= source:debian-6.12:all
 
-.PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa check-mutants check-notrace check-revision patches patches-to-send survey kernels unit help check-kselftest check-lava check-faults check-arm64 check-docs check-docs-short check-host check-kernelci-arm64
+.PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa check-mutants check-notrace check-revision patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64 check-docs check-docs-short check-host check-kernelci-arm64
 
 help:
-	@awk 'NR > 1 && !/^#/ { exit } NR > 1' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,53p' Makefile | sed 's/^# \{0,1\}//'
 
 # make itself exits 2 whenever a recipe fails: the runner's own exit code
 # (README: Exit status) is printed, and pipelines call runner/gupnm-run.
@@ -211,9 +208,6 @@ check-kselftest:
 
 check-lava:
 	cd runner && $(PYTHON) -m gupnm.check.kselftest_checks --lava
-
-check-faults:
-	cd runner && $(PYTHON) -m gupnm.check.contract_faults
 
 # Not in make check: it runs make run, make compare, the arm64 runs ...
 # (docs/checks.md: times).

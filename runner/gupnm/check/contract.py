@@ -519,7 +519,7 @@ def run_all(t, *, fresh: bool = True) -> None:
     try:
         check_exit_codes(t, tmp)
         contract_robust.run_all(t, tmp)
-        contract_faults.run_all(t, only=contract_faults.IN_CHECK)
+        contract_faults.run_all(t)
         own_image.check(t, tmp)
         check_parallel(t, tmp)
         if fresh:

@@ -1,5 +1,4 @@
-"""make check-faults: the runner's word on a pipeline's bad day (round 3);
-make check runs the last two (IN_CHECK), which need no cache of their own.
+"""make check: the runner's word on a pipeline's bad day (round 3).
 
 Each fault is provoked for real, against real Debian kernels, and held to
 the runner's promise: a documented exit, one line saying what went wrong
@@ -397,9 +396,6 @@ def check_small_memory(t, base: Path) -> None:
 
 
 CHECKS = ("cold", "offline", "readonly", "moved", "interrupt", "full", "memory")
-# make check runs these; make check-faults all (issue 47: the others fill new
-# caches from the archive, 2.4 min of a cold make check's budget).
-IN_CHECK = ("full", "memory")
 
 
 def run_all(t, *, only: tuple[str, ...] = CHECKS) -> None:

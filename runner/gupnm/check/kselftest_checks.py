@@ -31,15 +31,9 @@ from . import doc_facts, lava_export_checks, own_kselftest
 # The upstream series' tree: 6.12's stable series is the fix alone, its
 # tree has no gup_null_mapping.
 SOURCE_KERNELS = ("source:debian-7.3:all",)
-# Linaro's kselftest.sh on the fix, no-fix and wrong-fix kernels of the tree,
-# each way it selects tests (make check-kselftest).
+# Linaro's kselftest.sh on the fix, no-fix and wrong-fix kernels of the tree.
 LINARO_KERNELS = ("source:debian-7.3:all", "source:debian-7.3:nofix",
                   "source:debian-7.3:wrongfix")
-# make check's share: both ways on the fix, the negative controls by case
-# name (issue 47: the two others are 45 s of a cold make check).
-LINARO_IN_CHECK = (("source:debian-7.3:all", "casename"), ("source:debian-7.3:all", "cmdfiles"),
-                   ("source:debian-7.3:nofix", "casename"),
-                   ("source:debian-7.3:wrongfix", "casename"))
 # LAVA: (job, kernel, has the bug)
 LAVA_RUNS = (("debian-module", "debian:6.12", True),
              ("debian-module", "debian:7.3", False),
@@ -281,11 +275,11 @@ def check_lava_splat(t, spec: str = "source:debian-7.3:all") -> None:
 
 
 def vm_checks(t) -> None:
-    """make check's: the paths, LINARO_IN_CHECK, a lab's own artifacts, LAVA."""
     for spec in SOURCE_KERNELS:
         check_paths(t, spec)
-    for spec, select in LINARO_IN_CHECK:
-        check_linaro(t, spec, select)
+    for spec in LINARO_KERNELS:
+        for select in linaro.SELECTIONS:
+            check_linaro(t, spec, select)
     own_kselftest.check_own(t)
     if lava.available():
         t.record("lava: lava-run available", False, lava.available())

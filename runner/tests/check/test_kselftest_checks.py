@@ -71,21 +71,3 @@ class OwnCount(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
-
-
-class InCheckTest(unittest.TestCase):
-    """Issue 47: make check runs a share of make check-kselftest's rows."""
-
-    def test_linaro_share_keeps_both_ways_and_both_negative_controls(self):
-        from gupnm.check import kselftest_checks as kc
-        from gupnm.ci import linaro
-        share = set(kc.LINARO_IN_CHECK)
-        every = {(k, s) for k in kc.LINARO_KERNELS for s in linaro.SELECTIONS}
-        self.assertLess(share, every)
-        self.assertEqual({s for _, s in share}, set(linaro.SELECTIONS))
-        self.assertEqual({k for k, _ in share}, set(kc.LINARO_KERNELS))
-
-    def test_faults_share_needs_no_cache_of_its_own(self):
-        from gupnm.check import contract_faults as cf
-        self.assertLess(set(cf.IN_CHECK), set(cf.CHECKS))
-        self.assertFalse({"cold", "offline", "readonly", "moved", "interrupt"} & set(cf.IN_CHECK))
