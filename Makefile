@@ -66,7 +66,7 @@ B ?= source:debian-6.12:all
 .PHONY: run compare bench-fix bench-debian bench-64k bench-knobs repro-longterm repro-ksm repro-gup-fast check check-full check-quick check-debug check-prefixes check-numa check-mutants check-notrace check-revision patches patches-to-send survey kernels unit help check-kselftest check-lava check-arm64 check-docs check-docs-short check-host check-kernelci-arm64
 
 help:
-	@sed -n '2,53p' Makefile | sed 's/^# \{0,1\}//'
+	@awk 'NR > 1 && !/^#/ { exit } NR > 1' Makefile | sed 's/^# \{0,1\}//'
 
 # make itself exits 2 whenever a recipe fails: the runner's own exit code
 # (README: Exit status) is printed, and pipelines call runner/gupnm-run.
