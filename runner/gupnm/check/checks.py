@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..host import REPO, RunnerError, cache_dir, progress
+from ..host import REPO, RunnerError, cache_dir
 from ..hosttools import ensure_tools
 from ..prepare import chroot, debian, modsource, source
 from . import (arm64_checks, contract, doc_facts, docs_short, kselftest_checks, matrix,
@@ -412,21 +412,27 @@ def _main(t: Tally, args: argparse.Namespace, t0: float) -> int:
         t.end()
         return 1
     if args.numa is not None:
+        t.section(f"NUMA pressure, {args.numa} runs per kernel", "NUMA")
         numa.check(t, args.numa)
     elif args.prefixes:
+        t.section("every prefix of each series, built", "prefixes")
         check_prefixes(t)
     elif args.arm64:
-        progress("VM matrix, arm64 (qemu-system-aarch64, TCG)")
+        t.section("VM matrix, arm64 (qemu-system-aarch64, TCG)", "arm64")
         arm64_checks.check_arm64(t)
     elif args.debug:
+        t.section("VM matrix, debug kernels", "debug")
         matrix.run_debug(t)
     elif args.mutants:
+        t.section("mutation check: each decision of gup_fast_folio_allowed() flipped",
+                  "mutants")
         mutation.check(t)
     elif args.revision:
-        progress("a kernel carrying series v3, today's test and v3's own")
+        t.section("a kernel carrying series v3, today's test and v3's own", "revision")
         revision.check(t)
     elif args.notrace:
-        progress("no tracing: the matrix's source rows and the mutants, --config notrace")
+        t.section("no tracing: the matrix's source rows and the mutants, --config notrace",
+                  "notrace")
         runs = matrix.run_notrace(t)
         mutation.check(t, runs.get("source:debian-7.3:all"), config="notrace")
     else:
