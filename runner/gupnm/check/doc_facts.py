@@ -196,7 +196,8 @@ RECORDS = (
 # links the log, unless it is a limit ("under 1 MiB", "timeout (900 s)").
 TIMED_PAGES = ("README.md", "docs/architecture.md", "docs/arm64.md", "docs/checks.md",
                "docs/expectations.md", "docs/lab-commands.md", "docs/layout.md",
-               "docs/numa.md", "docs/probe.md", "docs/runner.md", "docs/series.md",
+               "docs/numa.md", "docs/own-kernel.md", "docs/probe.md", "docs/runner.md",
+               "docs/series.md",
                "docs/survey.md", "docs/test.md")
 TIMED = r"\b\d+(?:\.\d+)?\s?(?:ms|s|min|h|KiB|MiB|GiB|kB|MB|GB)\b"
 LIMIT = re.compile(r"(?:under|at most|within|timeout|budget|limit|killed at|default|--\w+)"
