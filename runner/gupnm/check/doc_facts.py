@@ -197,8 +197,7 @@ RECORDS = (
 TIMED_PAGES = ("README.md", "docs/architecture.md", "docs/arm64.md", "docs/checks.md",
                "docs/expectations.md", "docs/lab-commands.md", "docs/layout.md",
                "docs/numa.md", "docs/own-kernel.md", "docs/probe.md", "docs/runner.md",
-               "docs/series.md",
-               "docs/survey.md", "docs/test.md")
+               "docs/series.md", "docs/survey.md", "docs/test.md")
 TIMED = r"\b\d+(?:\.\d+)?\s?(?:ms|s|min|h|KiB|MiB|GiB|kB|MB|GB)\b"
 LIMIT = re.compile(r"(?:under|at most|within|timeout|budget|limit|killed at|default|--\w+)"
                    r"\W+(?:\w+\W+)?$")
