@@ -194,8 +194,8 @@ RECORDS = (
 # Times and sizes are measurements: on these pages (a list that may only
 # grow as pages are cleaned) each one stands in a block that is dated or
 # links the log, unless it is a limit ("under 1 MiB", "timeout (900 s)").
-TIMED_PAGES = ("README.md", "docs/architecture.md", "docs/arm64.md", "docs/checks.md",
-               "docs/expectations.md", "docs/lab-commands.md", "docs/layout.md",
+TIMED_PAGES = ("README.md", "docs/architecture.md", "docs/arm64.md", "docs/benchmark.md",
+               "docs/checks.md", "docs/expectations.md", "docs/lab-commands.md", "docs/layout.md",
                "docs/numa.md", "docs/own-kernel.md", "docs/probe.md", "docs/runner.md",
                "docs/series.md", "docs/survey.md", "docs/test.md")
 TIMED = r"\b\d+(?:\.\d+)?\s?(?:ms|s|min|h|KiB|MiB|GiB|kB|MB|GB)\b"
