@@ -79,11 +79,11 @@ def run_kernel(spec: str, expect: str, runs: int, outdir: Path) -> dict:
     times, judge each run; returns the figures (see check())."""
     prep = kernels.prepare(spec)
     files = {"gup_null_mapping": prep.test_binary}
-    payload = initramfs.Payload(
+    contents = initramfs.Contents(
         prep.release, prep.module, files, f"./gup_null_mapping {TEST_ARGS}",
         extra_env={"GUPNM_REPEAT": str(runs), "GUPNM_NUMA_PRESSURE": "1"})
     outdir.mkdir(parents=True, exist_ok=True)
-    cpio = initramfs.build(payload, outdir / "initramfs")
+    cpio = initramfs.build(contents, outdir / "initramfs")
     accel, _ = vmrun.choose_accel(vmrun.VmOptions(), prep, outdir / "initramfs")
     progress(f"check-numa: {spec}: {runs} runs, {NODES} NUMA nodes, "
              f"numa_balancing and memory pressure ({accel})")

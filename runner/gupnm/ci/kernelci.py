@@ -81,9 +81,9 @@ def build_initramfs(k: kernels.Prepared, built: kselftest_build.Built,
     """The runner's arm64 root (busybox, init, gup_test.ko) + arm64 bash,
     timeout and libraries + the guest script + the tarball."""
     work.mkdir(parents=True, exist_ok=True)
-    payload = initramfs.Payload(k.release, k.module, {},
-                                f"sh /{GUEST_DIR}/paths.sh", busybox=arm64.busybox())
-    base = initramfs.build(payload, work / "base")
+    contents = initramfs.Contents(k.release, k.module, {},
+                                  f"sh /{GUEST_DIR}/paths.sh", busybox=arm64.busybox())
+    base = initramfs.build(contents, work / "base")
     extra = work / "extra-root"
     if extra.exists():
         shutil.rmtree(extra)

@@ -105,9 +105,9 @@ def build_initramfs(k, built: kselftest_build.Built, work: Path,
         raise RunnerError("the linaro path needs the test-definitions checkout")
     work.mkdir(parents=True, exist_ok=True)
     # The series' gup_test is built in (source.prepare): nothing to load.
-    payload = initramfs.Payload(k.release, None, {},
-                                f"sh /{GUEST_DIR}/paths.sh", need_bash=True)
-    base = initramfs.build(payload, work / "base")
+    contents = initramfs.Contents(k.release, None, {},
+                                  f"sh /{GUEST_DIR}/paths.sh", need_bash=True)
+    base = initramfs.build(contents, work / "base")
     extra = work / "extra-root"
     host_tops = _extra_root(extra, built, paths, lin, k)
     extra_cpio = work / "extra.cpio"

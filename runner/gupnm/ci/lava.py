@@ -234,10 +234,10 @@ def _artifacts(job: str, spec: str, art: Path, scratch: Path,
     values: dict[str, str] = {}
     if job == "debian-module":
         prep = kernels.prepare(spec)
-        payload = initramfs.Payload(prep.release, prep.module,
-                                    {"gup_null_mapping": prep.test_binary},
-                                    "./gup_null_mapping")
-        cpio = initramfs.build(payload, scratch / "initramfs")
+        contents = initramfs.Contents(prep.release, prep.module,
+                                      {"gup_null_mapping": prep.test_binary},
+                                      "./gup_null_mapping")
+        cpio = initramfs.build(contents, scratch / "initramfs")
         shutil.move(str(cpio), art / "ramdisk.cpio")
         shutil.rmtree(scratch / "initramfs", ignore_errors=True)
         image, release, source = prep.image, prep.release, dict(prep.source)

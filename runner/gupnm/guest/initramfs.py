@@ -21,7 +21,7 @@ PROGRAMS = ("gup_null_mapping", "gup_fast_bench", "gupnm_stress")
 
 
 @dataclass
-class Payload:
+class Contents:
     release: str                 # uname -r of the kernel to boot
     module: Path | None          # gup_test.ko; None: none loaded (built in)
     files: dict[str, Path]       # name in TESTDIR -> host file
@@ -82,39 +82,39 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
 
 
-def build(payload: Payload, workdir: Path) -> Path:
+def build(contents: Contents, workdir: Path) -> Path:
     """Lay out the root in @workdir/root and pack it; returns the cpio path."""
     root = workdir / "root"
-    busybox_root(root, payload.busybox)
+    busybox_root(root, contents.busybox)
     (root / TESTDIR.lstrip("/")).mkdir(parents=True, exist_ok=True)
-    if payload.need_bash:
+    if contents.need_bash:
         copy_with_libs(Path(shutil.which("bash") or "/bin/bash"), root)
 
     shutil.copy2(GUEST_INIT, root / "init")
     (root / "init").chmod(0o755)
 
-    moddir = root / "lib" / "modules" / payload.release
+    moddir = root / "lib" / "modules" / contents.release
     (moddir / "extra").mkdir(parents=True, exist_ok=True)
-    if payload.module is not None:
-        shutil.copy2(payload.module, moddir / "extra" / "gup_test.ko")
-    run(["depmod", "-b", root, payload.release], what="depmod")
+    if contents.module is not None:
+        shutil.copy2(contents.module, moddir / "extra" / "gup_test.ko")
+    run(["depmod", "-b", root, contents.release], what="depmod")
 
-    for name, src in payload.files.items():
+    for name, src in contents.files.items():
         dst = root / TESTDIR.lstrip("/") / name
         shutil.copy2(src, dst)
         dst.chmod(0o755)
-        if name in payload.dynamic:
+        if name in contents.dynamic:
             copy_libs(src, root)
 
-    env = {"GUPNM_TESTDIR": TESTDIR, "GUPNM_CMD": payload.command,
+    env = {"GUPNM_TESTDIR": TESTDIR, "GUPNM_CMD": contents.command,
            # Empty: the guest loads no module (the kernel's gup_test is
            # built in, or the --command program runs without it).
-           "GUPNM_MODULE": "gup_test" if payload.module is not None else "",
+           "GUPNM_MODULE": "gup_test" if contents.module is not None else "",
            # The kernel keeps 15 characters of a command name; page_owner
            # counts the pages of the test's and the stress program's.
            "GUPNM_COMM": " ".join(c[:15] for c in PROGRAMS),
-           "GUPNM_KMEMLEAK": "1" if payload.kmemleak else ""}
-    env.update(payload.extra_env)
+           "GUPNM_KMEMLEAK": "1" if contents.kmemleak else ""}
+    env.update(contents.extra_env)
     (root / "etc" / "gupnm.env").write_text(
         "".join(f"{k}={_quote(v)}\n" for k, v in env.items()))
 

@@ -160,7 +160,7 @@ def _run(pay: Payload, opts: VmOptions, outdir: Path, work: Path,
     with phases.phase("initramfs"):
         guest = _guest(pay)
         # Per run, not per kernel: two runs of one kernel must not share it.
-        cpio = initramfs.build(guest.payload, work)
+        cpio = initramfs.build(guest.contents, work)
         accel, accel_reason = choose_accel(opts, pay, work)
     durations["initramfs"] = time.monotonic() - t0
 
@@ -222,8 +222,8 @@ def _timed(summary: dict) -> None:
 
 @dataclass
 class _Guest:
-    """What the guest is given: its payload and the commands it runs."""
-    payload: initramfs.Payload
+    """What the guest is given: its initramfs's contents and the commands it runs."""
+    contents: initramfs.Contents
     command: str                        # the test, or the --command program
     vmtests: bool                       # the test runs under run_vmtests.sh
     bench_command: str | None           # the benchmark after the test
@@ -247,11 +247,11 @@ def _guest(pay: Payload) -> _Guest:
         extra_env["GUPNM_XCHECK_CMD"] = pay.xcheck.command
         extra_env["GUPNM_XCHECK_TEST"] = pay.xcheck.test_command
         extra_env["GUPNM_XCHECK_ROUNDS"] = str(pay.xcheck.rounds)
-    payload = initramfs.Payload(pay.release, pay.module, files, pay.command,
-                                need_bash=pay.vmtests, kmemleak=pay.kmemleak,
-                                extra_env=extra_env, dynamic=dynamic,
-                                busybox=pay.busybox)
-    return _Guest(payload, pay.command, pay.vmtests, pay.bench_command, extra_env)
+    contents = initramfs.Contents(pay.release, pay.module, files, pay.command,
+                                  need_bash=pay.vmtests, kmemleak=pay.kmemleak,
+                                  extra_env=extra_env, dynamic=dynamic,
+                                  busybox=pay.busybox)
+    return _Guest(contents, pay.command, pay.vmtests, pay.bench_command, extra_env)
 
 
 @dataclass

@@ -22,13 +22,13 @@ class ModuleTest(unittest.TestCase):
             if module:
                 module = tmp / module
                 module.write_text("ko")
-            payload = initramfs.Payload("6.12.118", module, {"gup_test": prog},
-                                        "./gup_test -a")
+            contents = initramfs.Contents("6.12.118", module, {"gup_test": prog},
+                                          "./gup_test -a")
             with mock.patch.object(initramfs, "busybox_root",
                                    lambda root, bb=None: (root / "etc").mkdir(parents=True)), \
                     mock.patch.object(initramfs, "run"), \
                     mock.patch.object(initramfs, "pack_tree"):
-                initramfs.build(payload, tmp)
+                initramfs.build(contents, tmp)
             root = tmp / "root"
             env = (root / "etc" / "gupnm.env").read_text()
             ko = root / "lib/modules/6.12.118/extra/gup_test.ko"

@@ -384,8 +384,8 @@ class RunTest(VmFake, unittest.TestCase):
         self.assertEqual(self.boot_calls, [dict(
             kernel=Path('/k/vmlinuz'), initrd=self.tmp / 'initramfs.cpio', accel='tcg', vcpus=2,
             memory_mb=1024, append=qemu.BASE_APPEND, timeout=300.0)])
-        payload, workdir = self.build.call_args.args
-        self.assertEqual(payload, initramfs.Payload(
+        contents, workdir = self.build.call_args.args
+        self.assertEqual(contents, initramfs.Contents(
             '6.12.117+deb12-amd64', Path('/m/test_gup_fast.ko'),
             {'gup_null_mapping': Path('/s/gup_null_mapping'),
              'gup_fast_bench': self.tmp / 'gup_fast_bench'}, './gup_null_mapping',
