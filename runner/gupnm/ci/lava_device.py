@@ -54,16 +54,29 @@ def dispatcher_version() -> str:
     return proc.stdout.strip()
 
 
+def _unpacked(version: str) -> Path:
+    """Where lava-server @version is unpacked in the cache."""
+    return cache_dir() / "lava" / f"{PACKAGE}_{version.replace(':', '%3a')}"
+
+
+def cached_types(version: str | None = None) -> Path | None:
+    """lava-server's device-types directory of @version (default: the
+    installed dispatcher's) when the cache holds it, else None; fetches
+    nothing."""
+    types = _unpacked(version or dispatcher_version()) / TYPES_IN_DEB
+    return types if (types / "qemu.jinja2").is_file() else None
+
+
 def device_types(version: str | None = None) -> Path:
     """lava-server's device-types directory of @version (default: the
     installed dispatcher's), unpacked once into the cache."""
     version = version or dispatcher_version()
-    top = cache_dir() / "lava" / f"{PACKAGE}_{version.replace(':', '%3a')}"
+    top = _unpacked(version)
     types = top / TYPES_IN_DEB
-    if (types / "qemu.jinja2").is_file():
+    if cached_types(version):
         return types
     with locked(cache_dir() / "locks" / "lava-server.lock"):
-        if (types / "qemu.jinja2").is_file():
+        if cached_types(version):
             return types
         progress(f"lava-server {version}: downloading its device-type templates")
         deb = apt.download(PACKAGE, version, cache_dir() / "debs")

@@ -1,6 +1,5 @@
 """make check's exported-job rows: which runs export, what counts as the
 same verdict, the deeper device, the served folder."""
-import os
 import shutil
 import tempfile
 import unittest
@@ -112,12 +111,9 @@ def _cached_types():
     """lava-server's device types when a run has unpacked them (make unit
     downloads nothing)."""
     try:
-        version = lava_device.dispatcher_version()
+        return lava_device.cached_types()
     except RunnerError:
         return None
-    top = Path(os.environ.get("GUPNM_CACHE", Path.home() / ".cache" / "gupnm"))
-    types = top / "lava" / f"{lava_device.PACKAGE}_{version}" / lava_device.TYPES_IN_DEB
-    return types if (types / "qemu.jinja2").is_file() else None
 
 
 @unittest.skipUnless(lava.available() is None and _cached_types(),
