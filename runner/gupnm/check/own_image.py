@@ -58,8 +58,7 @@ def check(t, tmp: Path) -> None:
              r.rc == 1 and BUG_MESSAGE in (s.get("verdict") or "")
              and (s.get("kernel") or {}).get("booted_release") == k.release,
              r.detail())
-    _unpack([d for d in debs if d.name.startswith(
-        (f"{k.offered.image_pkg}_", f"linux-headers-{k.release}_"))], bare)
+    _unpack(_image_and_headers(k, debs), bare)
     r = gupnm(["run", "--kernel", f"image:{bare / image}:{bare}", "--results",
                str(tmp / "own-bare-results")], timeout=120)
     t.record("own image: headers without their -common and kbuild packages are "
@@ -71,15 +70,20 @@ def check(t, tmp: Path) -> None:
     check_no_root(t, tmp, *folders[0])
 
 
+def _image_and_headers(k, debs: list[Path]) -> list[Path]:
+    """@k's image and headers packages of @debs, without the -common and
+    kbuild ones they need."""
+    return [d for d in debs if d.name.startswith(
+        (f"{k.offered.image_pkg}_", f"linux-headers-{k.release}_"))]
+
+
 def check_debs(t, tmp: Path, k, debs: list[Path]) -> None:
     """The same packages as a folder of .debs (debs:DIR, nothing unpacked
     by hand): the debian: verdict; the image and headers alone: exit 2
     naming the -common and kbuild packages. One boot (the unpack cached
     by the .debs' sha256 after the first)."""
     folders = {}
-    for name, keep in (("own-debs", debs), ("own-debs-bare", [
-            d for d in debs if d.name.startswith(
-                (f"{k.offered.image_pkg}_", f"linux-headers-{k.release}_"))])):
+    for name, keep in (("own-debs", debs), ("own-debs-bare", _image_and_headers(k, debs))):
         folders[name] = tmp / name
         folders[name].mkdir()
         for d in keep:
