@@ -16,14 +16,11 @@ python3-jinja2 is the one lava-server uses.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
-from ..host import REPO, RunnerError, cache_dir, locked, owner_tag, progress, run
-from ..prepare import apt
+from ..host import REPO, RunnerError, cache_dir, locked, progress, run
+from ..prepare import apt, cache
 
 DEVICES = REPO / "lava" / "devices"
 DEVICE = DEVICES / "qemu-tcg.jinja2"
@@ -80,17 +77,11 @@ def device_types(version: str | None = None) -> Path:
             return types
         progress(f"lava-server {version}: downloading its device-type templates")
         deb = apt.download(PACKAGE, version, cache_dir() / "debs")
-        top.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{PACKAGE}-{owner_tag()}-", dir=top.parent))
-        try:
+        with cache.filling(top) as tmp:
             run(["dpkg-deb", "-x", deb, tmp], what=f"dpkg-deb -x {deb.name}")
             if not (tmp / TYPES_IN_DEB / "qemu.jinja2").is_file():
                 raise RunnerError(f"{deb} has no {TYPES_IN_DEB}/qemu.jinja2: "
                                   "delete the .deb and run again to fetch it anew")
-            shutil.rmtree(top, ignore_errors=True)
-            os.replace(tmp, top)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
     return types
 
 

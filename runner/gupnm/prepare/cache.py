@@ -34,10 +34,12 @@ import re
 import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
-from ..host import REPO, RunnerError, UsageError, cache_dir, owner_alive, progress
+from ..host import (REPO, RunnerError, UsageError, cache_dir, owner_alive, owner_tag,
+                    progress)
 
 GROUPS = {
     "kernels": ("debian", "kernels", "modules", "vmlinux", "selftest", "bench",
@@ -157,6 +159,21 @@ def scratch(parent: Path, prefix: str) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     tmp.chmod(0o755)
     return tmp
+
+
+@contextmanager
+def filling(out: Path) -> Iterator[Path]:
+    """A private folder beside the entry @out (scratch(), named so that
+    stale_temporaries() knows its owner) to fill in the with-block; when
+    the block ends normally it replaces @out whole by a rename, and in any
+    case nothing of it is left."""
+    tmp = scratch(out.parent, f".{out.name}-{owner_tag()}-")
+    try:
+        yield tmp
+        shutil.rmtree(out, ignore_errors=True)
+        os.replace(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def sha256(path: Path) -> str:

@@ -21,14 +21,12 @@ then booted and built against as image:<that>/boot/vmlinuz-REL:<that>.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..host import RunnerError, UsageError, cache_dir, locked, owner_tag, progress
+from ..host import RunnerError, UsageError, cache_dir, locked, progress
 from . import cache
 
 GROUP = "debs-unpacked"
@@ -157,8 +155,7 @@ def _unpack(found: Found, out: Path) -> None:
     """dpkg-deb -x each of @found's packages into a private folder, record
     it (manifest and listing), rename it to @out."""
     progress(f"unpacking {len(found.debs())} .debs of {found.release} into {out}")
-    tmp = cache.scratch(out.parent, f".{out.name}-{owner_tag()}-")
-    try:
+    with cache.filling(out) as tmp:
         for deb in found.debs():
             proc = subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp)],
                                   capture_output=True, text=True)
@@ -167,10 +164,6 @@ def _unpack(found: Found, out: Path) -> None:
         (tmp / DONE).write_text("".join(f"{d.name}\n" for d in found.debs()))
         cache.record(tmp, [DONE])
         cache.record_tree(tmp)
-        shutil.rmtree(out, ignore_errors=True)
-        os.replace(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def image_in(root: Path, release: str) -> Path:

@@ -150,12 +150,11 @@ def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.parent / f"{out.name}.log"
     log.write_text("")
-    tmp = cache.scratch(out.parent, f".{out.name}-{owner_tag()}-")
     src = gup_test_source()
-    for name in ("gup_test.c", "gup_test.h"):
-        shutil.copy2(src / name, tmp / name)
     cc = debian.cc_version_text(kdir)
-    try:
+    with cache.filling(out) as tmp:
+        for name in ("gup_test.c", "gup_test.h"):
+            shutil.copy2(src / name, tmp / name)
         if dk is not None and dk.offered and dk.offered.arch == "arm64":
             _cross_build(kdir, tmp, log, dk, cc)
         elif bound is not None:
@@ -180,10 +179,6 @@ def _fill_module(kdir: Path, out: Path, ko: Path, dk=None,
         if not (tmp / ko.name).exists():
             raise RunnerError(f"module build left no {ko.name}; see {log}")
         cache.record(tmp, [ko.name])
-        shutil.rmtree(out, ignore_errors=True)
-        os.replace(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _cross_build(kdir: Path, tmp: Path, log: Path, dk, cc: str) -> None:

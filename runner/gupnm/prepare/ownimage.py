@@ -19,10 +19,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 from pathlib import Path
 
-from ..host import RunnerError, UsageError, cache_dir, locked, owner_tag
+from ..host import RunnerError, UsageError, cache_dir, locked
 from . import cache
 
 # This machine's root: an absolute include DIR does not hold is looked for
@@ -126,17 +125,11 @@ def kbuild_dir(kdir: Path) -> Path:
     with locked(cache_dir() / "locks" / f"image-kbuild-{key}.lock"):
         if _shadow_whole(out, kdir):
             return out
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.scratch(out.parent, f".{out.name}-{owner_tag()}-")
-        try:
+        with cache.filling(out) as tmp:
             for entry in kdir.iterdir():
                 if entry.name != "Makefile":
                     (tmp / entry.name).symlink_to(entry)
             (tmp / "Makefile").write_text(new)
-            shutil.rmtree(out, ignore_errors=True)
-            os.replace(tmp, out)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 

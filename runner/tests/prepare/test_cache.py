@@ -152,6 +152,32 @@ class ScratchTest(unittest.TestCase):
         self.assertEqual(tmp.stat().st_mode & 0o777, 0o755)   # not mkdtemp's 0700
 
 
+class FillingTest(unittest.TestCase):
+    def test_a_filled_folder_replaces_the_entry_whole(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "entry"
+            out.mkdir()
+            (out / "old").write_text("o")
+            with cache.filling(out) as tmp:
+                self.assertEqual(tmp.parent, out.parent)
+                self.assertRegex(tmp.name, r"^\.entry-\d+\.\d+-")   # stale_temporaries' tag
+                (tmp / "new").write_text("n")
+            self.assertEqual(sorted(p.name for p in out.iterdir()), ["new"])
+            self.assertEqual(sorted(p.name for p in Path(d).iterdir()), ["entry"])
+
+    def test_a_failed_fill_leaves_the_entry_and_no_scratch(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "entry"
+            out.mkdir()
+            (out / "old").write_text("o")
+            with self.assertRaises(RuntimeError):
+                with cache.filling(out) as tmp:
+                    (tmp / "half").write_text("h")
+                    raise RuntimeError("cut")
+            self.assertEqual(sorted(p.name for p in out.iterdir()), ["old"])
+            self.assertEqual(sorted(p.name for p in Path(d).iterdir()), ["entry"])
+
+
 class KernelImageTest(unittest.TestCase):
 
     def setUp(self):
