@@ -67,25 +67,25 @@ def tar_names(tarball: Path) -> list[str]:
                          "name the kselftest.tar.gz gen_tar made") from None
 
 
-def _strip(name: str) -> str:
-    return name[2:] if name.startswith("./") else name
-
-
-def check_tarball(tarball: Path) -> str:
+def check_tarball(tarball: Path, tops: tuple[str, ...] = ("",)) -> str:
     """The wrapper pipelines run (kselftest_build.wrapper_of) of the
-    kselftest @tarball; UsageError when it is not one with our test."""
+    kselftest @tarball, whose run_kselftest.sh stands at one of @tops
+    (gen_tar's: its top; Linaro's kselftest.sh also looks in kselftest/);
+    UsageError when it is not one with our test."""
     if not tarball.is_file():
         raise UsageError(f"--kselftest {tarball} is not a file: name the "
                          "kselftest.tar.gz `make -C tools/testing/selftests "
                          "TARGETS=mm gen_tar` made")
-    names = {_strip(n) for n in tar_names(tarball)}
-    missing = [n for n in ("run_kselftest.sh", "mm/gup_null_mapping") if n not in names]
+    names = {n.removeprefix("./") for n in tar_names(tarball)}
+    top = next((t for t in tops if f"{t}run_kselftest.sh" in names), tops[0])
+    missing = [n for n in ("run_kselftest.sh", "mm/gup_null_mapping")
+               if f"{top}{n}" not in names]
     if missing:
         raise UsageError(
             f"--kselftest {tarball} has no {' nor '.join(missing)}: it must be the "
             "gen_tar tarball of a tree with the series' selftest "
             "(make -C tools/testing/selftests TARGETS=mm gen_tar)")
-    if "mm/ksft_gup_test.sh" in names:
+    if f"{top}mm/ksft_gup_test.sh" in names:
         return "mm:ksft_gup_test.sh"
     return "mm:run_vmtests.sh"
 
@@ -108,14 +108,16 @@ def module_releases(modules: Path) -> list[str]:
     return sorted(rels)
 
 
-def check(image: Path, modules: Path | None, tarball: Path) -> tuple[str, str]:
-    """(release, wrapper) of the lab's artifacts; UsageError (exit 2) for
-    anything that cannot work, before anything boots."""
+def check(image: Path, modules: Path | None, tarball: Path,
+          tops: tuple[str, ...] = ("",)) -> tuple[str, str]:
+    """(release, wrapper) of the lab's artifacts (@tops: check_tarball's);
+    UsageError (exit 2) for anything that cannot work, before anything
+    boots."""
     if not image.is_file():
         raise UsageError(f"--kernel {image} "
                          + ("is not a file" if image.exists() else "does not exist"))
     vmlinux.check_kernel(image)
-    wrapper = check_tarball(tarball)
+    wrapper = check_tarball(tarball, tops)
     release = release_of(image)
     if modules is not None:
         if not modules.exists():

@@ -526,11 +526,13 @@ def judge_lava(r: lava.LavaRun, booted: str | None,
 def check_lava(args) -> tuple[lava_byo.Byo | None, lava_export.Export | None]:
     """Everything about lava's input checked before anything is built
     (UsageError, exit 2): the lab's artifacts or SPEC, the export."""
-    byo = lava_byo.check(args.kernel_image, args.modules, args.kselftest_tarball)
+    lab_built = (args.kernel_image, args.modules, args.kselftest_tarball)
+    if any(a is not None for a in lab_built) and (
+            args.job != "source-kselftest" or args.spec is not None):
+        raise UsageError("--kernel, --modules and --kselftest "
+                         "are the lab job's (source-kselftest), in place of SPEC")
+    byo = lava_byo.check(*lab_built)
     if byo is not None:
-        if args.job != "source-kselftest" or args.spec is not None:
-            raise UsageError("--kernel, --modules and --kselftest "
-                             "are the lab job's (source-kselftest), in place of SPEC")
         linaro.locate()            # Linaro's test-definitions, for from: git
     elif args.spec is None:
         raise UsageError(f"lava {args.job}: no SPEC (or, for source-kselftest, "

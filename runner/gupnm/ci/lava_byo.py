@@ -8,15 +8,16 @@ MODULES: the kernel's modules as the lab ships them, a tar (plain, .gz,
 runner's own depmod'ed, module-free tree of the image's release (the
 series builds gup_test in). TARBALL: `make gen_tar`'s kselftest tarball,
 with mm/gup_null_mapping in it. Everything is checked before anything is
-built (UsageError, exit 2): the files exist, the modules hold one release
-and it is the image's, the tarball holds our test.
+built (UsageError, exit 2), by the same checks as `gupnm-run kselftest`'s
+(kselftest_own.check): the files exist, the modules hold the image's
+release, the tarball holds our test; and the modules hold lib/modules/ at
+their top, since the job unpacks them at /.
 """
 from __future__ import annotations
 
 import bz2
 import gzip
 import lzma
-import re
 import shutil
 import tarfile
 import tempfile
@@ -25,9 +26,9 @@ from pathlib import Path
 
 from ..host import UsageError
 from ..prepare import kselftest_build
+from . import kselftest_own
 
 OPEN = {b"\x1f\x8b": gzip.open, b"\xfd7zXZ": lzma.open, b"BZh": bz2.open}
-VERSION = re.compile(rb"Linux version (\S+) ")
 
 
 @dataclass
@@ -42,84 +43,33 @@ class Byo:
         return f"kernel-image:{self.image}"
 
 
-def image_release(image: Path) -> str | None:
-    """The release an image names: a bzImage's header version string, else
-    the first `Linux version X ` in the file (vmlinux)."""
-    data = image.read_bytes()
-    if data[0x202:0x206] == b"HdrS":
-        ptr = int.from_bytes(data[0x20E:0x210], "little") + 0x200
-        m = re.match(rb"(\S+) ", data[ptr:ptr + 256])
-        if m:
-            return m.group(1).decode(errors="replace")
-    m = VERSION.search(data)
-    return m.group(1).decode(errors="replace") if m else None
-
-
-def _members(path: Path) -> list[str]:
-    if path.is_dir():
-        return [str(p.relative_to(path)) for p in path.glob("lib/modules/*")]
-    try:
-        with tarfile.open(path, "r:*") as tar:
-            return [m.name for m in tar.getmembers()]
-    except (tarfile.TarError, OSError) as err:
-        raise UsageError(f"--modules {path}: not a tar archive ({err}): give "
-                         "the lab's modules tarball or its INSTALL_MOD_PATH folder")
-
-
-def modules_release(path: Path) -> str:
-    """The one release under lib/modules/ of @path."""
-    rels = {m.group(1) for n in _members(path)
-            if (m := re.match(r"(?:\./)?lib/modules/([^/]+)", n))}
-    if len(rels) != 1:
-        raise UsageError(f"--modules {path}: holds {len(rels) or 'no'} "
-                         f"lib/modules/<release>/ ({', '.join(sorted(rels))}): "
-                         "give one kernel's modules as modules_install lays them out")
-    return rels.pop()
-
-
-def tarball_wrapper(tarball: Path) -> str:
-    """The collection:test pipelines run for the tarball's mm tests;
-    UsageError unless gup_null_mapping is in it."""
-    try:
-        with tarfile.open(tarball, "r:*") as tar:
-            names = {n.lstrip("./") for n in tar.getnames()}
-    except (tarfile.TarError, OSError) as err:
-        raise UsageError(f"--kselftest {tarball}: not a tar archive ({err})")
-    # gen_tar's tarball has run_kselftest.sh at its top; some pipelines
-    # wrap it in a kselftest/ folder (kselftest.sh looks in both).
-    top = "" if "run_kselftest.sh" in names else "kselftest/"
-    if f"{top}mm/gup_null_mapping" not in names:
-        raise UsageError(f"--kselftest {tarball}: no mm/gup_null_mapping in "
-                         "it: build the tarball (make gen_tar) from a tree with the "
-                         "series applied")
-    return ("mm:ksft_gup_test.sh" if f"{top}mm/ksft_gup_test.sh" in names
-            else "mm:run_vmtests.sh")
-
-
 def check(image: Path | None, modules: Path | None,
           tarball: Path | None) -> Byo | None:
-    """The lab's artifacts, checked; None when none was given."""
+    """The lab's artifacts, checked as `gupnm-run kselftest` checks them
+    (kselftest_own.check: the image's release, the modules', the tarball's
+    test), and laid out as the job deploys them; None when none was given."""
     if image is None and modules is None and tarball is None:
         return None
     if image is None or tarball is None:
         raise UsageError("--kernel and --kselftest go together "
                          "(--modules is optional): the lab job needs a kernel "
                          "and the tarball")
-    for opt, p in (("--kernel", image), ("--kselftest", tarball),
-                   ("--modules", modules)):
-        if p is not None and not p.exists():
-            raise UsageError(f"{opt} {p}: no such file")
-    release = image_release(image)
-    if release is None:
-        raise UsageError(f"--kernel {image}: no `Linux version` in it: "
-                         "give the kernel image (vmlinux or bzImage)")
-    if modules is not None:
-        mrel = modules_release(modules)
-        if mrel != release:
-            raise UsageError(f"--modules {modules} are for {mrel}, the image "
-                             f"is {release}: give the image's own modules")
+    release, wrapper = kselftest_own.check(image, modules, tarball,
+                                           tops=("", "kselftest/"))
+    if modules is not None and not _installed(modules):
+        raise UsageError(f"--modules {modules}: the job unpacks it at /, so it must "
+                         "hold lib/modules/<release>/ at its top: give the "
+                         "INSTALL_MOD_PATH folder of `make modules_install` or its tar")
     return Byo(image.resolve(), modules.resolve() if modules else None,
-               tarball.resolve(), release, tarball_wrapper(tarball))
+               tarball.resolve(), release, wrapper)
+
+
+def _installed(modules: Path) -> bool:
+    """Does @modules hold lib/modules/ at its top, as modules_install lays it out?"""
+    if modules.is_dir():
+        return (modules / "lib" / "modules").is_dir()
+    return any(n.removeprefix("./").startswith("lib/modules/")
+               for n in kselftest_own.tar_names(modules))
 
 
 def built(b: Byo, scratch: Path) -> kselftest_build.Built:

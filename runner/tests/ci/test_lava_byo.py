@@ -1,13 +1,15 @@
-"""lava's lab-built artifacts: the image's release, the modules' one
-release, the tarball's test, refusals before anything is built."""
+"""lava's lab-built artifacts: checked as `gupnm-run kselftest` checks
+them (kselftest_own.check), laid out as the job deploys them, refusals
+before anything is built."""
 import io
 import lzma
 import tarfile
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
-from gupnm.ci import lava_byo
+from gupnm.ci import kselftest_own, lava_byo
 from gupnm.host import UsageError
 
 
@@ -24,17 +26,6 @@ def _tar(path: Path, names: list[str], mode: str = "w") -> Path:
     return path
 
 
-def _bzimage(path: Path, release: str) -> Path:
-    data = bytearray(0x1000)
-    data[0x202:0x206] = b"HdrS"
-    ptr = 0x400
-    data[0x20E:0x210] = (ptr - 0x200).to_bytes(2, "little")
-    text = f"{release} (builder@host) #1 SMP\0".encode()
-    data[ptr:ptr + len(text)] = text
-    path.write_bytes(bytes(data))
-    return path
-
-
 class Byo(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -45,15 +36,14 @@ class Byo(unittest.TestCase):
                                                   "./mm/ksft_gup_test.sh",
                                                   "./mm/gup_null_mapping"], "w:gz")
         self.mods = _tar(self.d / "m.tar.xz", ["lib/modules/7.3.4+/modules.dep"], "w:xz")
+        # A stand-in image: no boot header to check, nothing to uncompress.
+        for name in ("check_kernel", "uncompressed"):
+            patcher = mock.patch.object(kselftest_own.vmlinux, name, return_value=None)
+            patcher.start()
+            self.addCleanup(patcher.stop)
 
     def tearDown(self):
         self.tmp.cleanup()
-
-    def test_releases(self):
-        self.assertEqual(lava_byo.image_release(self.vmlinux), "7.3.4+")
-        self.assertEqual(lava_byo.image_release(_bzimage(self.d / "bz", "7.3.9")),
-                         "7.3.9")
-        self.assertEqual(lava_byo.modules_release(self.mods), "7.3.4+")
 
     def test_all_given(self):
         b = lava_byo.check(self.vmlinux, self.mods, self.tarball)
@@ -65,23 +55,33 @@ class Byo(unittest.TestCase):
 
     def test_refusals(self):
         other = _tar(self.d / "o.tar", ["lib/modules/6.1.0/modules.dep"])
-        two = _tar(self.d / "two.tar", ["lib/modules/a/x", "lib/modules/b/x"])
+        bare = _tar(self.d / "bare.tar", ["7.3.4+/kernel/x.ko"])   # lib/modules/REL itself
         no_test = _tar(self.d / "nt.tar.gz", ["./run_kselftest.sh", "./mm/gup_test"], "w:gz")
         (self.d / "junk").write_text("not a tar")
         for args, why in (((self.vmlinux, None, None), "go together"),
                           ((None, self.mods, self.tarball), "go together"),
-                          ((self.d / "nope", None, self.tarball), "no such file"),
-                          ((self.d / "junk", None, self.tarball), "no `Linux version`"),
-                          ((self.vmlinux, other, self.tarball), "are for 6.1.0"),
-                          ((self.vmlinux, two, self.tarball), "holds 2"),
-                          ((self.vmlinux, self.d / "junk", self.tarball), "not a tar"),
+                          ((self.d / "nope", None, self.tarball), "does not exist"),
+                          ((self.d / "junk", None, self.tarball), "no 'Linux version'"),
+                          ((self.vmlinux, other, self.tarball), "holds no modules of 7.3.4"),
+                          ((self.vmlinux, bare, self.tarball), "lib/modules/<release>/ at its top"),
+                          ((self.vmlinux, self.d / "junk", self.tarball), "not a tarball"),
                           ((self.vmlinux, None, no_test), "no mm/gup_null_mapping")):
-            with self.assertRaisesRegex(UsageError, why):
+            with self.subTest(why=why), self.assertRaisesRegex(UsageError, why):
                 lava_byo.check(*args)
+
+    def test_a_tarball_wrapped_in_kselftest_is_the_jobs_not_the_guests(self):
+        # Linaro's kselftest.sh finds run_kselftest.sh in kselftest/ too.
+        wrapped = _tar(self.d / "w.tar.gz", ["kselftest/run_kselftest.sh",
+                                             "kselftest/mm/gup_null_mapping"], "w:gz")
+        self.assertEqual(lava_byo.check(self.vmlinux, None, wrapped).wrapper,
+                         "mm:run_vmtests.sh")
+        with self.assertRaisesRegex(UsageError, "no run_kselftest.sh"):
+            kselftest_own.check(self.vmlinux, None, wrapped)
 
     def test_modules_folder(self):
         (self.d / "inst" / "lib" / "modules" / "7.3.4+").mkdir(parents=True)
-        self.assertEqual(lava_byo.modules_release(self.d / "inst"), "7.3.4+")
+        self.assertEqual(lava_byo.check(self.vmlinux, self.d / "inst", self.tarball).modules,
+                         (self.d / "inst").resolve())
         out = lava_byo.modules_tar(self.d / "inst", self.d / "out.tar")
         with tarfile.open(out) as tar:
             self.assertIn("lib/modules/7.3.4+", tar.getnames())
