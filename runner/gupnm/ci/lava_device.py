@@ -58,9 +58,14 @@ def _unpacked(version: str) -> Path:
 
 def cached_types(version: str | None = None) -> Path | None:
     """lava-server's device-types directory of @version (default: the
-    installed dispatcher's) when the cache holds it, else None; fetches
-    nothing."""
-    types = _unpacked(version or dispatcher_version()) / TYPES_IN_DEB
+    installed dispatcher's) when the cache holds it, else None (none, too,
+    without a version asked or installed); fetches nothing."""
+    if version is None:
+        try:
+            version = dispatcher_version()
+        except RunnerError:
+            return None
+    types = _unpacked(version) / TYPES_IN_DEB
     return types if (types / "qemu.jinja2").is_file() else None
 
 

@@ -9,7 +9,6 @@ from unittest import mock
 
 from gupnm.check import lava_export_checks as lec
 from gupnm.ci import lava, lava_device
-from gupnm.host import RunnerError
 
 
 def _run(cases, rc=0):
@@ -107,21 +106,12 @@ class Served(unittest.TestCase):
             self.assertIsNotNone(s.proc.returncode)
 
 
-def _cached_types():
-    """lava-server's device types when a run has unpacked them (make unit
-    downloads nothing)."""
-    try:
-        return lava_device.cached_types()
-    except RunnerError:
-        return None
-
-
-@unittest.skipUnless(lava.available() is None and _cached_types(),
+@unittest.skipUnless(lava.available() is None and lava_device.cached_types(),
                      "lava-dispatcher or lava-server's cached device types missing")
 class DeepDevice(unittest.TestCase):
     def test_results_dir_deeper_than_lavas(self):
         with tempfile.TemporaryDirectory() as d, \
-                mock.patch.object(lava_device, "device_types", return_value=_cached_types()):
+                mock.patch.object(lava_device, "device_types", return_value=lava_device.cached_types()):
             out = lec._deep_device(lava.JOBS["debian-module"], Path(d))
             self.assertIn(f"lava_test_results_dir: {lec.DEEP_RESULTS}", out.read_text())
 

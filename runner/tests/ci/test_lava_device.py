@@ -13,15 +13,6 @@ HAVE_JINJA = (Path(lava_device.SYSTEM_PYTHON).exists() and os.system(
     f"{lava_device.SYSTEM_PYTHON} -c 'import jinja2, yaml' 2>/dev/null") == 0)
 
 
-def _cached_types():
-    """lava-server's device types when a run has unpacked them (make unit
-    downloads nothing)."""
-    try:
-        return lava_device.cached_types()
-    except RunnerError:
-        return None
-
-
 @unittest.skipUnless(HAVE_JINJA, "the system python3 lacks python3-jinja2/yaml")
 class Render(unittest.TestCase):
     """The mechanism, on a stand-in device-type template: the dictionary's
@@ -50,12 +41,12 @@ class Render(unittest.TestCase):
             lava_device.render(self.job, lava_device.DEVICE, self.d / "types")
 
 
-@unittest.skipUnless(HAVE_JINJA and _cached_types(),
+@unittest.skipUnless(HAVE_JINJA and lava_device.cached_types(),
                      "lava-server's templates not in the cache yet (a lava run fetches them)")
 class RealTemplates(unittest.TestCase):
     def test_every_job_gets_a_valid_tcg_device(self):
         for name, job in lava.JOBS.items():
-            text = lava_device.render(job, lava_device.DEVICE, _cached_types())
+            text = lava_device.render(job, lava_device.DEVICE, lava_device.cached_types())
             self.assertIn("qemu-system-x86_64", text, name)
             self.assertIn("-accel tcg", text)
             self.assertNotIn("-enable-kvm", text)
@@ -84,6 +75,20 @@ class Download(unittest.TestCase):
                     mock.patch.object(lava_device.apt, "download") as dl:
                 self.assertEqual(lava_device.device_types("1.0"), types)
             dl.assert_not_called()
+
+    def test_cached_types_fetches_nothing(self):
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.dict(os.environ, {"GUPNM_CACHE": d}), \
+                mock.patch.object(lava_device.apt, "download") as dl:
+            self.assertIsNone(lava_device.cached_types("1:2.0"))
+            types = Path(d) / "lava" / "lava-server_1%3a2.0" / lava_device.TYPES_IN_DEB
+            types.mkdir(parents=True)
+            (types / "qemu.jinja2").write_text("x")
+            self.assertEqual(lava_device.cached_types("1:2.0"), types)
+            with mock.patch.object(lava_device, "dispatcher_version",
+                                   side_effect=RunnerError("not installed")):
+                self.assertIsNone(lava_device.cached_types())
+        dl.assert_not_called()
 
 
 if __name__ == "__main__":
